@@ -1,0 +1,208 @@
+"""Input validation, ±1 conversion and the ranking-pair structure (SPEC §1).
+
+Every public entry point validates through this module, so an error always names the argument
+and says what was expected. The ranking-pair structure is shared by Rank-SVM and mLODM: it is
+kept as flat index arrays of length ``T = Σ_i |Y_i||Ȳ_i|`` (never a dense ``T × T`` object).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "check_X",
+    "check_Y",
+    "check_X_Y",
+    "check_scalar",
+    "to_signed",
+    "RankingPairs",
+    "ranking_pairs",
+    "LabelTarget",
+]
+
+
+def check_X(X, name: str = "X", n_samples: int | None = None) -> np.ndarray:
+    """Return ``X`` as a finite float64 ``(n, d)`` array, or raise ``ValueError`` naming ``name``."""
+    try:
+        array = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array of shape (n_samples, n_features); {exc}") from None
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got an array of shape {array.shape}")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one sample and one feature; got shape {array.shape}")
+    if n_samples is not None and array.shape[0] != n_samples:
+        raise ValueError(f"{name} has {array.shape[0]} rows; expected {n_samples}")
+    if not np.all(np.isfinite(array)):
+        bad = int(np.count_nonzero(~np.isfinite(array)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite value(s); every entry must be finite")
+    return array
+
+
+@dataclass(frozen=True)
+class LabelTarget:
+    """Validated labels: the ``(n, q)`` {0,1} indicator and how to map predictions back.
+
+    ``classes`` is set for a multiclass target (a 1-D class vector), ``None`` for multilabel.
+    """
+
+    Y: np.ndarray
+    classes: np.ndarray | None
+
+    @property
+    def is_multiclass(self) -> bool:
+        return self.classes is not None
+
+
+def check_Y(Y, n_samples: int | None = None, name: str = "Y") -> LabelTarget:
+    """Validate a target: an ``(n, q)`` indicator with entries in {0, 1}, or a 1-D class vector.
+
+    A 1-D vector is one-hot encoded over its sorted distinct values (multiclass); a 2-D array must
+    contain only 0 and 1 (multilabel, scikit-learn's convention).
+    """
+    array = np.asarray(Y)
+    if array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1 and not _is_indicator(array)):
+        array = array.ravel()
+        if array.size == 0:
+            raise ValueError(f"{name} is empty; expected one class label per sample")
+        if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} contains NaN or infinite class labels")
+        classes, codes = np.unique(array, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(f"{name} has a single class {classes.tolist()}; a classifier needs at least two")
+        indicator = np.zeros((array.size, classes.size), dtype=np.int8)
+        indicator[np.arange(array.size), codes] = 1
+        target = LabelTarget(indicator, classes)
+    elif array.ndim == 2:
+        if array.shape[0] == 0 or array.shape[1] == 0:
+            raise ValueError(f"{name} must have at least one sample and one label; got shape {array.shape}")
+        if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} contains NaN or infinite values; entries must be 0 or 1")
+        if not _is_indicator(array):
+            values = np.unique(array)[:6].tolist()
+            raise ValueError(f"{name} must contain only 0 and 1 (multilabel indicator); found values {values}")
+        target = LabelTarget(array.astype(np.int8), None)
+    else:
+        raise ValueError(f"{name} must be a 1-D class vector or a 2-D (n_samples, n_labels) indicator; got shape {array.shape}")
+    if n_samples is not None and target.Y.shape[0] != n_samples:
+        raise ValueError(f"{name} has {target.Y.shape[0]} samples but X has {n_samples}")
+    return target
+
+
+def _is_indicator(array: np.ndarray) -> bool:
+    if array.dtype.kind not in "biuf":
+        return False
+    return bool(np.all((array == 0) | (array == 1)))
+
+
+def check_X_Y(X, Y) -> tuple[np.ndarray, LabelTarget]:
+    """Validate a training pair; ``Y`` must have one row per row of ``X``."""
+    X = check_X(X, "X")
+    return X, check_Y(Y, n_samples=X.shape[0], name="Y")
+
+
+def check_scalar(value, name: str, *, low=None, high=None, low_open=False, high_open=False,
+                 integer=False, explain: str = "") -> float:
+    """Check a hyperparameter lies in its domain; the error names it and the interval."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise ValueError(f"{name} must be {'an integer' if integer else 'a real number'}; got {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    below = low is not None and (value <= low if low_open else value < low)
+    above = high is not None and (value >= high if high_open else value > high)
+    if below or above:
+        left = "(" if low_open else "["
+        right = ")" if high_open else "]"
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        message = f"{name} must lie in {left}{lo}, {hi}{right}; got {value!r}"
+        raise ValueError(message + (f". {explain}" if explain else ""))
+    return value
+
+
+def to_signed(Y: np.ndarray) -> np.ndarray:
+    """Map a {0,1} indicator to ±1 (``Ys = 2Y − 1``) as float64."""
+    return 2.0 * np.asarray(Y, dtype=np.float64) - 1.0
+
+
+@dataclass(frozen=True)
+class RankingPairs:
+    """All ranking pairs ``(i, k, l)``, ``k ∈ Y_i`` relevant, ``l ∈ Ȳ_i`` irrelevant (SPEC §1).
+
+    Pairs are stored instance by instance: the pairs of instance ``i`` are the slice
+    ``offsets[i]:offsets[i + 1]``. ``weight[t] = 1/(|Y_i||Ȳ_i|)`` for the instance of pair t.
+
+    The coefficient ``c^k_{ikl}`` is +1 on the relevant label and −1 on the irrelevant one, so for
+    a pair vector ``a`` of length T, ``scatter(a)[i, k] = Σ_{(k,l)} a − Σ_{(l,k)} a``
+    (``β_ki`` of Rank-SVM's Problem 10) and ``gather(F)[t] = F[i,k] − F[i,l]``.
+    """
+
+    instance: np.ndarray
+    relevant: np.ndarray
+    irrelevant: np.ndarray
+    weight: np.ndarray
+    offsets: np.ndarray
+    n_samples: int
+    n_labels: int
+    without_pairs: np.ndarray
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.instance.size)
+
+    @property
+    def n_without_pairs(self) -> int:
+        """Instances with no relevant or no irrelevant label: they contribute no pairs."""
+        return int(self.without_pairs.size)
+
+    @property
+    def pair_counts(self) -> np.ndarray:
+        """``|Y_i||Ȳ_i|`` per instance (0 for instances without pairs)."""
+        return np.diff(self.offsets)
+
+    def gather(self, F: np.ndarray) -> np.ndarray:
+        """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F``."""
+        return F[self.instance, self.relevant] - F[self.instance, self.irrelevant]
+
+    def scatter(self, values: np.ndarray) -> np.ndarray:
+        """Adjoint of :meth:`gather`: the ``(n, q)`` matrix ``Σ_t values_t c^k_t`` per instance."""
+        out = np.zeros(self.n_samples * self.n_labels)
+        np.add.at(out, self.instance * self.n_labels + self.relevant, values)
+        np.subtract.at(out, self.instance * self.n_labels + self.irrelevant, values)
+        return out.reshape(self.n_samples, self.n_labels)
+
+
+def ranking_pairs(Y, *, require_pairs: bool = True) -> RankingPairs:
+    """Build the ranking-pair index arrays from an ``(n, q)`` {0,1} indicator.
+
+    Raises ``ValueError`` when ``require_pairs`` and no instance gives a pair (every instance has
+    all labels or none): a ranking model has nothing to learn then.
+    """
+    Y = check_Y(Y, name="Y").Y.astype(bool)
+    n, q = Y.shape
+    n_relevant = Y.sum(axis=1)
+    counts = n_relevant * (q - n_relevant)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    total = int(offsets[-1])
+    if require_pairs and total == 0:
+        raise ValueError(
+            "Y gives no ranking pairs: every instance has either all labels or none "
+            f"({n} instances, {q} labels); a ranking model needs at least one instance with both "
+            "a relevant and an irrelevant label")
+    instance = np.repeat(np.arange(n), counts)
+    relevant = np.empty(total, dtype=np.int64)
+    irrelevant = np.empty(total, dtype=np.int64)
+    for i in np.flatnonzero(counts):
+        pos = np.flatnonzero(Y[i])
+        neg = np.flatnonzero(~Y[i])
+        relevant[offsets[i]:offsets[i + 1]] = np.repeat(pos, neg.size)
+        irrelevant[offsets[i]:offsets[i + 1]] = np.tile(neg, pos.size)
+    weight = 1.0 / counts[instance].astype(np.float64)
+    return RankingPairs(
+        instance=instance, relevant=relevant, irrelevant=irrelevant, weight=weight,
+        offsets=offsets, n_samples=n, n_labels=q, without_pairs=np.flatnonzero(counts == 0),
+    )

@@ -1,0 +1,181 @@
+"""MULAN ARFF loading, the reference datasets, and seeded built-in problems (SPEC §5).
+
+A MULAN file is an ARFF file whose last ``q`` attributes are the labels, declared ``{0,1}``.
+Dense and sparse (``{index value, ...}``) data sections are read. The reference data lives in
+``../shared/datasets`` (or the directory named by ``MLSVM_DATASETS``); the package never ships it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mlsvm.data import check_scalar
+
+__all__ = [
+    "MultilabelData", "load_arff", "find_datasets_dir", "load_emotions", "load_yeast",
+    "make_multilabel", "make_multiclass", "DATASETS_ENV",
+]
+
+DATASETS_ENV = "MLSVM_DATASETS"
+
+
+@dataclass(frozen=True)
+class MultilabelData:
+    """Features ``X`` (n, d), labels ``Y`` (n, q) in {0,1}, and their names."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    feature_names: list
+    label_names: list
+    name: str = ""
+
+
+class ArffError(ValueError):
+    """A malformed ARFF file; the message names the file and the line."""
+
+
+_ATTRIBUTE = re.compile(r"@attribute\s+('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+)\s+(.+)$", re.IGNORECASE)
+
+
+def load_arff(path, n_labels: int) -> MultilabelData:
+    """Read a MULAN ARFF file whose last ``n_labels`` attributes are the {0,1} labels."""
+    path = Path(path)
+    check_scalar(n_labels, "n_labels", low=1, integer=True)
+    if not path.is_file():
+        raise FileNotFoundError(f"ARFF file not found: {path}")
+    names, kinds, rows = [], [], []
+    in_data = False
+    with path.open("r", encoding="utf-8", errors="replace") as handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.strip()
+            if not line or line.startswith("%"):
+                continue
+            if not in_data:
+                lower = line.lower()
+                if lower.startswith("@relation"):
+                    continue
+                if lower.startswith("@attribute"):
+                    match = _ATTRIBUTE.match(line)
+                    if match is None:
+                        raise ArffError(f"{path}:{number}: malformed @attribute line: {line[:80]!r}")
+                    names.append(match.group(1).strip("'\""))
+                    kinds.append(match.group(2).strip())
+                    continue
+                if lower.startswith("@data"):
+                    in_data = True
+                    continue
+                raise ArffError(f"{path}:{number}: unexpected header line: {line[:80]!r}")
+            rows.append(_parse_row(line, len(names), path, number))
+    if not in_data:
+        raise ArffError(f"{path}: no @data section")
+    if n_labels >= len(names):
+        raise ArffError(f"{path}: n_labels={n_labels} but the file has only {len(names)} attributes")
+    for name, kind in zip(names[-n_labels:], kinds[-n_labels:]):
+        if kind.replace(" ", "") not in ("{0,1}", "{1,0}") and kind.lower() not in ("numeric", "integer", "real"):
+            raise ArffError(f"{path}: label attribute {name!r} is declared {kind!r}; expected {{0,1}}")
+    if not rows:
+        raise ArffError(f"{path}: the @data section is empty")
+    data = np.vstack(rows)
+    X, Y = data[:, :-n_labels], data[:, -n_labels:]
+    if not np.all(np.isfinite(X)):
+        raise ArffError(f"{path}: missing or non-numeric feature values")
+    if not np.all((Y == 0) | (Y == 1)):
+        raise ArffError(f"{path}: label columns contain values other than 0 and 1 (is n_labels={n_labels} right?)")
+    return MultilabelData(X, Y.astype(np.int8), names[:-n_labels], names[-n_labels:], path.stem)
+
+
+def _parse_row(line: str, width: int, path: Path, number: int) -> np.ndarray:
+    row = np.zeros(width)
+    if line.startswith("{"):
+        if not line.endswith("}"):
+            raise ArffError(f"{path}:{number}: unterminated sparse row")
+        for item in filter(None, (part.strip() for part in line[1:-1].split(","))):
+            try:
+                index, value = item.split(None, 1)
+                row[int(index)] = _value(value)
+            except (ValueError, IndexError):
+                raise ArffError(f"{path}:{number}: malformed sparse entry {item!r}") from None
+        return row
+    values = line.split(",") if "'" not in line and '"' not in line else shlex.split(line.replace(",", " "))
+    if len(values) != width:
+        raise ArffError(f"{path}:{number}: {len(values)} values for {width} attributes")
+    try:
+        return np.array([_value(value) for value in values])
+    except ValueError:
+        raise ArffError(f"{path}:{number}: a value is not numeric") from None
+
+
+def _value(text: str) -> float:
+    text = text.strip().strip("'\"")
+    return np.nan if text == "?" else float(text)
+
+
+def find_datasets_dir() -> Path | None:
+    """``$MLSVM_DATASETS`` if set, else the first ``shared/datasets`` found beside the working
+    directory or the package's checkout (``../shared/datasets``); ``None`` when neither exists."""
+    override = os.environ.get(DATASETS_ENV)
+    if override:
+        return Path(override)
+    here = Path(__file__).resolve().parent
+    for base in (Path.cwd(), *Path.cwd().parents, here.parent, *here.parent.parents):
+        candidate = base / "shared" / "datasets"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _dataset_path(filename: str) -> Path:
+    directory = find_datasets_dir()
+    if directory is None or not (directory / filename).is_file():
+        raise FileNotFoundError(
+            f"{filename} not found: put the MULAN datasets in ../shared/datasets or set "
+            f"{DATASETS_ENV} to their directory")
+    return directory / filename
+
+
+def load_emotions() -> MultilabelData:
+    """MULAN emotions: 593 × 72, 6 labels (the full set; no standard split ships with it)."""
+    return load_arff(_dataset_path("emotions.arff"), n_labels=6)
+
+
+def load_yeast(subset: str = "train") -> MultilabelData:
+    """MULAN yeast, the standard split: ``"train"`` 1500 × 103 or ``"test"`` 917 × 103; 14 labels."""
+    if subset not in ("train", "test"):
+        raise ValueError(f"subset must be 'train' or 'test'; got {subset!r}")
+    return load_arff(_dataset_path(f"yeast-{subset}.arff"), n_labels=14)
+
+
+def make_multilabel(n_samples=60, n_features=5, n_labels=4, *, noise=0.1, random_state=0) -> MultilabelData:
+    """A seeded multilabel problem: label k is on when a random linear score exceeds its quantile.
+
+    Label cardinality is about ``n_labels / 3``; ``noise`` flips that fraction of entries, so the
+    problem is not separable and every solver meets active and inactive constraints.
+    """
+    check_scalar(n_samples, "n_samples", low=2, integer=True)
+    check_scalar(n_features, "n_features", low=1, integer=True)
+    check_scalar(n_labels, "n_labels", low=1, integer=True)
+    check_scalar(noise, "noise", low=0.0, high=1.0)
+    rng = np.random.default_rng(random_state)
+    X = rng.standard_normal((n_samples, n_features))
+    scores = X @ rng.standard_normal((n_features, n_labels)) + 0.3 * rng.standard_normal((n_samples, n_labels))
+    Y = (scores > np.quantile(scores, 2.0 / 3.0, axis=0)).astype(np.int8)
+    flip = rng.random(Y.shape) < noise
+    Y[flip] = 1 - Y[flip]
+    return MultilabelData(X, Y, [f"x{j}" for j in range(n_features)], [f"y{k}" for k in range(n_labels)],
+                          f"synthetic-multilabel(n={n_samples},d={n_features},q={n_labels},seed={random_state})")
+
+
+def make_multiclass(n_samples=60, n_features=4, n_classes=3, *, random_state=0):
+    """A seeded multiclass problem: Gaussian blobs, overlapping a little. Returns ``(X, y)``."""
+    check_scalar(n_classes, "n_classes", low=2, integer=True)
+    rng = np.random.default_rng(random_state)
+    centers = 2.0 * rng.standard_normal((n_classes, n_features))
+    y = np.arange(n_samples) % n_classes
+    X = centers[y] + rng.standard_normal((n_samples, n_features))
+    return X, y

@@ -1,0 +1,1 @@
+"""Thin scikit-learn estimators: validate → build problem → call solver → report."""

@@ -1,0 +1,101 @@
+"""What every mlsvm estimator shares: validation, kernels, multiclass handling, the FitReport.
+
+A model's estimator subclasses :class:`KernelMultilabelEstimator` and implements ``_fit(gram, Y)``
+(train on the Gram matrix and the {0,1} indicator, set its coefficients, return the FitReport) and
+``_decision(gram_test)`` (scores ``(m, q)`` from the test-vs-train Gram matrix). Predictions of a
+multiclass fit are ``classes_[argmax]``; of a multilabel fit, the model's ``_decide(scores)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from mlsvm.data import LabelTarget, check_X, check_X_Y, check_scalar
+from mlsvm.kernels import check_gram, make_kernel
+from mlsvm.verification.report import FitReport
+
+__all__ = ["KernelMultilabelEstimator", "check_solver"]
+
+
+def check_solver(solver: str, allowed: tuple[str, ...]) -> str:
+    if solver not in allowed:
+        raise ValueError(f"solver must be one of {allowed}; got {solver!r}")
+    return solver
+
+
+class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
+    """Base class: subclasses define ``__init__`` with their hyperparameters (scikit-learn style:
+    stored unchanged), ``_fit``, ``_decision`` and optionally ``_decide``."""
+
+    #: solvers the subclass accepts; the first is the default
+    _solvers: tuple[str, ...] = ("fast", "cvxpy")
+
+    # ---- to implement -------------------------------------------------------------------
+    def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _decision(self, gram_test: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _decide(self, scores: np.ndarray) -> np.ndarray:
+        """Multilabel decision from scores; default: label k iff ``f_k > 0``."""
+        return (scores > 0).astype(np.int8)
+
+    # ---- shared machinery ---------------------------------------------------------------
+    def fit(self, X, Y):
+        """Fit on ``X`` (n, d) — or an (n, n) Gram matrix with ``kernel="precomputed"`` — and ``Y``:
+        an (n, q) {0,1} indicator (multilabel) or a 1-D class vector (multiclass)."""
+        check_solver(self.solver, self._solvers)
+        check_scalar(self.tol, "tol", low=0.0, low_open=True)
+        check_scalar(self.max_iter, "max_iter", low=1, integer=True)
+        X, target = check_X_Y(X, Y)
+        gram = self._train_gram(X)
+        self._set_target(target)
+        self.fit_report_ = self._fit(gram, target.Y)
+        return self
+
+    def _set_target(self, target: LabelTarget) -> None:
+        self.n_labels_ = target.Y.shape[1]
+        self.classes_ = target.classes if target.is_multiclass else np.arange(self.n_labels_)
+        self._multiclass = target.is_multiclass
+
+    def _train_gram(self, X: np.ndarray) -> np.ndarray:
+        self.kernel_ = make_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
+        self.n_features_in_ = X.shape[1]
+        if self.kernel == "precomputed":
+            self.X_fit_ = None
+            return check_gram(X, "X (precomputed Gram matrix)")
+        self.X_fit_ = X
+        return self.kernel_(X)
+
+    def _test_gram(self, X) -> np.ndarray:
+        check_is_fitted(self, "fit_report_")
+        if self.kernel == "precomputed":
+            gram = check_gram(X, "X (precomputed test Gram matrix)", square=False)
+            if gram.shape[1] != self.n_features_in_:
+                raise ValueError(f"X (precomputed) must have {self.n_features_in_} columns, one per training sample; got {gram.shape[1]}")
+            return gram
+        X = check_X(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}")
+        return self.kernel_(X, self.X_fit_)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``f_k(x)``, shape (m, q) (one column per label or class)."""
+        return self._decision(self._test_gram(X))
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (multiclass fit: argmax of the scores) or an (m, q) {0,1} indicator."""
+        scores = self.decision_function(X)
+        if self._multiclass:
+            return self.classes_[np.argmax(scores, axis=1)]
+        return self._decide(scores)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        return tags

@@ -1,0 +1,122 @@
+"""Gram matrices (SPEC §1): linear, rbf, poly, precomputed, with scikit-learn's parameter names.
+
+* ``"linear"``: ``⟨x, x'⟩``
+* ``"rbf"``: ``exp(−gamma ‖x − x'‖²)``
+* ``"poly"``: ``(gamma ⟨x, x'⟩ + coef0)^degree``
+* ``"precomputed"``: the caller passes the Gram matrix itself.
+
+``gamma`` may be a positive float, ``"scale"`` (``1 / (d · Var(X))``, scikit-learn's default) or
+``"auto"`` (``1 / d``); :class:`Kernel` resolves it once on the training data so that training and
+prediction use the same number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlsvm.data import check_scalar
+
+__all__ = ["KERNELS", "Kernel", "make_kernel", "check_gram", "gram_factor"]
+
+KERNELS = ("linear", "rbf", "poly", "precomputed")
+
+#: Relative size of the most negative eigenvalue still accepted as round-off in a Gram matrix.
+PSD_TOLERANCE = 1e-8
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel with every parameter resolved (``gamma`` is a number here)."""
+
+    name: str
+    gamma: float = 1.0
+    degree: int = 3
+    coef0: float = 0.0
+
+    def __call__(self, A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
+        """Gram matrix ``k(A_i, B_j)``; ``B`` defaults to ``A`` (then the result is symmetric)."""
+        if self.name == "precomputed":
+            raise ValueError("a precomputed kernel has no feature map: pass the Gram matrix itself")
+        symmetric = B is None
+        B = A if B is None else B
+        inner = A @ B.T
+        if self.name == "linear":
+            gram = inner
+        elif self.name == "poly":
+            gram = (self.gamma * inner + self.coef0) ** self.degree
+        else:  # rbf: ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against cancellation
+            sq_a = np.einsum("ij,ij->i", A, A)
+            sq_b = sq_a if symmetric else np.einsum("ij,ij->i", B, B)
+            dist = sq_a[:, None] + sq_b[None, :] - 2.0 * inner
+            np.maximum(dist, 0.0, out=dist)
+            if symmetric:
+                np.fill_diagonal(dist, 0.0)
+            gram = np.exp(-self.gamma * dist, out=dist)
+        if symmetric:
+            gram = 0.5 * (gram + gram.T)
+        return gram
+
+
+def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> Kernel:
+    """Validate kernel parameters and resolve ``gamma`` on the training data ``X``."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
+    check_scalar(degree, "degree", low=1, integer=True)
+    check_scalar(coef0, "coef0")
+    if kernel in ("linear", "precomputed"):
+        return Kernel(kernel, 1.0, int(degree), float(coef0))
+    if isinstance(gamma, str):
+        if gamma not in ("scale", "auto"):
+            raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
+        if X is None:
+            raise ValueError(f"gamma={gamma!r} needs the training data X to be resolved")
+        X = np.asarray(X, dtype=np.float64)
+        variance = X.var() if gamma == "scale" else 1.0
+        gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+    else:
+        check_scalar(gamma, "gamma", low=0.0, low_open=True)
+    return Kernel(kernel, float(gamma), int(degree), float(coef0))
+
+
+def check_gram(gram, name: str = "K", *, square: bool = True) -> np.ndarray:
+    """Validate a Gram matrix: finite; when ``square``, symmetric and PSD up to round-off.
+
+    The PSD test accepts a smallest eigenvalue down to ``−PSD_TOLERANCE · max(1, λ_max)``; beyond
+    that the problem would not be convex and the error says so.
+    """
+    gram = np.asarray(gram, dtype=np.float64)
+    if gram.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D Gram matrix; got shape {gram.shape}")
+    if not np.all(np.isfinite(gram)):
+        raise ValueError(f"{name} (the Gram matrix) contains NaN or infinite values")
+    if not square:
+        return gram
+    if gram.shape[0] != gram.shape[1]:
+        raise ValueError(f"{name} must be a square (n_samples, n_samples) Gram matrix; got shape {gram.shape}")
+    scale = max(1.0, float(np.max(np.abs(gram))))
+    asymmetry = float(np.max(np.abs(gram - gram.T)))
+    if asymmetry > PSD_TOLERANCE * scale:
+        raise ValueError(f"{name} is not symmetric (max |K − Kᵀ| = {asymmetry:.3g}); a kernel matrix must be")
+    gram = 0.5 * (gram + gram.T)
+    smallest = float(np.linalg.eigvalsh(gram)[0])
+    if smallest < -PSD_TOLERANCE * max(1.0, float(np.linalg.norm(gram, 2))):
+        raise ValueError(
+            f"{name} is not positive semidefinite (smallest eigenvalue {smallest:.3g}): the problem "
+            "would not be convex; use a valid kernel")
+    return gram
+
+
+def gram_factor(gram: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
+    """A factor ``L`` (n × r) with ``L Lᵀ = K`` up to eigenvalues below ``rtol · λ_max``.
+
+    CVXPY ground truths use it to write ``½ aᵀKa`` as ``½‖Lᵀa‖²`` (DCP, and never a matrix larger
+    than ``n × n``). Eigenvalues that round-off made slightly negative are dropped.
+    """
+    eigenvalues, vectors = np.linalg.eigh(0.5 * (gram + gram.T))
+    keep = eigenvalues > rtol * max(eigenvalues[-1], 0.0)
+    if not np.any(keep):
+        return np.zeros((gram.shape[0], 1))
+    return vectors[:, keep] * np.sqrt(eigenvalues[keep])
+

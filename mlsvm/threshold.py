@@ -1,0 +1,86 @@
+"""The threshold-based set-size predictor of Elisseeff & Weston §4.3 (used by every ranking model).
+
+For a training instance with scores ``f = (f_1..f_Q)`` and relevant set ``Y``, the target threshold
+minimises ``E(t) = |{k ∈ Y : f_k ≤ t}| + |{k ∈ Ȳ : f_k ≥ t}|``. ``E`` is constant on the open
+intervals between consecutive distinct scores and never lower at a score itself (a tie there is an
+error on both sides), so the minimisers form a union of open intervals. Following the paper
+("when the optimal values are a segment, we choose the middle"), adjacent optimal intervals are
+merged into one segment and the threshold is the middle of the longest optimal segment (the lowest
+one on ties). The two unbounded end segments get the middle of a virtual segment one typical score
+spacing ``Δ = (max f − min f)/(Q − 1)`` long (``Δ = 1`` when all scores are equal), i.e.
+``min f − Δ/2`` and ``max f + Δ/2``.
+
+A linear least-squares model ``t(x) = ⟨v, f(x)⟩ + v_0`` is then fitted on these targets, and label k
+is predicted iff ``f_k(x) > t(x)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["threshold_errors", "optimal_thresholds", "ThresholdPredictor"]
+
+
+def threshold_errors(scores: np.ndarray, relevant: np.ndarray, t: float) -> int:
+    """``E(t)`` of the module docstring for one instance."""
+    relevant = relevant.astype(bool)
+    return int(np.sum(scores[relevant] <= t) + np.sum(scores[~relevant] >= t))
+
+
+def _optimal_threshold(scores: np.ndarray, relevant: np.ndarray) -> float:
+    values = np.unique(scores)
+    spacing = (values[-1] - values[0]) / (scores.size - 1) if values.size > 1 else 1.0
+    # Candidate open intervals: (-inf, v_0), (v_0, v_1), ..., (v_{m-1}, +inf); their finite stand-ins.
+    lows = np.concatenate([[values[0] - spacing], values])
+    highs = np.concatenate([values, [values[-1] + spacing]])
+    relevant = relevant.astype(bool)
+    # errors on interval j: relevant scores <= lows[j] (none for j = 0) + irrelevant scores >= highs[j]
+    rel_le = np.searchsorted(np.sort(scores[relevant]), values, side="right")
+    irr_ge = np.sum(~relevant) - np.searchsorted(np.sort(scores[~relevant]), values, side="left")
+    errors = np.concatenate([[0], rel_le]) + np.concatenate([irr_ge, [0]])
+    optimal = errors == errors.min()
+    best_span, best = -1.0, (lows[0], highs[0])
+    j = 0
+    while j < optimal.size:
+        if not optimal[j]:
+            j += 1
+            continue
+        start = j
+        while j + 1 < optimal.size and optimal[j + 1]:
+            j += 1
+        span = highs[j] - lows[start]
+        if span > best_span:
+            best_span, best = span, (lows[start], highs[j])
+        j += 1
+    return 0.5 * (best[0] + best[1])
+
+
+def optimal_thresholds(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Per-instance optimal thresholds (module docstring) for scores ``F`` and truth ``Y`` (n, q)."""
+    F = np.asarray(F, dtype=np.float64)
+    Y = np.asarray(Y).astype(bool)
+    return np.array([_optimal_threshold(F[i], Y[i]) for i in range(F.shape[0])])
+
+
+@dataclass
+class ThresholdPredictor:
+    """Linear regression from the score vector to the optimal threshold (E&W §4.3)."""
+
+    coef_: np.ndarray | None = None
+    intercept_: float = 0.0
+
+    def fit(self, F: np.ndarray, Y: np.ndarray) -> "ThresholdPredictor":
+        targets = optimal_thresholds(F, Y)
+        design = np.hstack([F, np.ones((F.shape[0], 1))])
+        solution, *_ = np.linalg.lstsq(design, targets, rcond=None)
+        self.coef_, self.intercept_ = solution[:-1], float(solution[-1])
+        return self
+
+    def threshold(self, F: np.ndarray) -> np.ndarray:
+        return F @ self.coef_ + self.intercept_
+
+    def predict(self, F: np.ndarray) -> np.ndarray:
+        """``Y_pred[i, k] = 1`` iff ``F[i, k] > t(F[i])``."""
+        return (F > self.threshold(F)[:, None]).astype(np.int8)

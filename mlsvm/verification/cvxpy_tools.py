@@ -1,0 +1,78 @@
+"""Solving the CVXPY ground truths: one named backend at tight tolerance, and a two-backend check.
+
+SPEC §3: Clarabel is the reference interior-point solver, ECOS the cross-check, OSQP (with
+polishing) a third. Any status but ``optimal`` is an error: an ``optimal_inaccurate`` answer is
+not ground truth.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import cvxpy as cp
+
+from mlsvm.verification.report import relative_difference
+
+__all__ = ["BACKENDS", "GroundTruthError", "solve", "solve_checked", "BackendAgreement"]
+
+#: Tight settings per backend (the tolerance table of the ground truth).
+BACKENDS = {
+    "CLARABEL": dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=500),
+    "ECOS": dict(abstol=1e-9, reltol=1e-9, feastol=1e-9, max_iters=500),
+    "OSQP": dict(eps_abs=1e-10, eps_rel=1e-10, polishing=True, max_iter=400_000),
+    "SCS": dict(eps_abs=1e-9, eps_rel=1e-9, max_iters=400_000),
+}
+
+
+class GroundTruthError(RuntimeError):
+    """A CVXPY backend did not return an optimal solution."""
+
+
+def solve(problem: cp.Problem, solver: str = "CLARABEL", **options) -> float:
+    """Solve ``problem`` with ``solver`` at the tight settings of :data:`BACKENDS`.
+
+    Returns the optimal value; raises :class:`GroundTruthError` on any status but ``optimal``.
+    ``options`` override the defaults.
+    """
+    solver = solver.upper()
+    if solver not in BACKENDS:
+        raise ValueError(f"cvxpy_solver must be one of {sorted(BACKENDS)}; got {solver!r}")
+    settings = {**BACKENDS[solver], **options}
+    try:
+        value = problem.solve(solver=solver, **settings)
+    except cp.error.SolverError as exc:
+        raise GroundTruthError(f"CVXPY backend {solver} failed: {exc}") from exc
+    if problem.status != cp.OPTIMAL:
+        raise GroundTruthError(
+            f"CVXPY backend {solver} returned status {problem.status!r} (value {value}); "
+            "only 'optimal' is accepted as ground truth")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class BackendAgreement:
+    """Optimal values of one problem under two backends and their relative difference."""
+
+    values: dict
+    relative_difference: float
+    solve_time: dict
+
+
+def solve_checked(build, solvers=("CLARABEL", "ECOS"), rtol: float = 1e-6) -> BackendAgreement:
+    """Build a fresh problem with ``build()`` for each backend, solve, and check they agree.
+
+    Raises :class:`GroundTruthError` when the optimal values differ by more than ``rtol``
+    (relative, :func:`relative_difference`): a ground truth must be confirmed before it is trusted.
+    """
+    values, times = {}, {}
+    for solver in solvers:
+        start = time.perf_counter()
+        values[solver] = solve(build(), solver)
+        times[solver] = time.perf_counter() - start
+    first, second = (values[s] for s in solvers[:2])
+    difference = relative_difference(first, second)
+    if difference > rtol:
+        raise GroundTruthError(
+            f"backends disagree: {values} (relative difference {difference:.2e} > {rtol:.0e})")
+    return BackendAgreement(values, difference, times)

@@ -1,0 +1,98 @@
+"""The registry behind ``mlsvm verify``: every cross-check of every model, on built-in problems.
+
+Each module in :mod:`mlsvm.verification.checks` defines ``checks(quick: bool) -> list[Check]``;
+adding a model adds a module there, nothing else. A check runs one solver on one problem and
+compares it with its ground truth under the tolerance table.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from mlsvm.verification.report import FitReport, relative_difference
+from mlsvm.verification.tolerances import Tolerance, tolerance
+
+__all__ = ["Check", "CheckResult", "compare", "all_checks", "run_check"]
+
+
+@dataclass
+class CheckResult:
+    """One row of the ``mlsvm verify`` table."""
+
+    model: str
+    problem: str
+    formulation: str
+    solver: str
+    objective: float
+    reference: float
+    relative_difference: float
+    duality_gap: float
+    max_kkt: float
+    time: float
+    passed: bool
+    detail: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Check:
+    """A named cross-check; ``run()`` returns its :class:`CheckResult`."""
+
+    model: str
+    problem: str
+    formulation: str
+    solver: str
+    run: Callable[[], CheckResult]
+
+
+def compare(model: str, problem: str, formulation: str, solver: str, report: FitReport,
+            reference: float, tol: Tolerance | None = None, elapsed: float | None = None) -> CheckResult:
+    """Grade a solver's FitReport against a ground-truth optimal value with the tolerance table.
+
+    ``formulation`` names what was solved (e.g. ``"dual"``); the tolerance row is (model, solver).
+    With a CERTIFIED tolerance, the relative difference must not exceed the relative gap the solver
+    certified.
+    """
+    tol = tolerance(model, solver) if tol is None else tol
+    difference = relative_difference(report.primal_objective, reference)
+    failures = []
+    bound = tol.objective if tol.objective is not None else abs(report.relative_gap)
+    if not difference <= bound:
+        failures.append(f"objective off by {difference:.1e} > {bound:.0e}")
+    if tol.kkt is not None and not report.max_kkt <= tol.kkt:
+        failures.append(f"KKT residual {report.max_kkt:.1e} > {tol.kkt:.0e}")
+    if tol.gap is not None and not abs(report.relative_gap) <= tol.gap:
+        failures.append(f"duality gap {report.relative_gap:.1e} > {tol.gap:.0e}")
+    return CheckResult(model, problem, formulation, solver, report.primal_objective, reference,
+                       difference, report.relative_gap, report.max_kkt,
+                       report.solve_time if elapsed is None else elapsed, not failures, "; ".join(failures))
+
+
+def all_checks(quick: bool = True, models: list[str] | None = None) -> list[Check]:
+    """Every registered check (of the given models) for the quick or the full problem set."""
+    from mlsvm.verification import checks as package
+
+    found = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name.startswith("_") or (models and info.name not in models):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        found.extend(module.checks(quick))
+    return found
+
+
+def run_check(check: Check) -> CheckResult:
+    """Run a check; an exception is a failed row that quotes it, never a crash of the whole run."""
+    start = time.perf_counter()
+    try:
+        return check.run()
+    except Exception as exc:  # noqa: BLE001 - reported, not swallowed: the row fails
+        return CheckResult(check.model, check.problem, check.formulation, check.solver,
+                           float("nan"), float("nan"), float("nan"), float("nan"), float("nan"),
+                           time.perf_counter() - start, False, f"{type(exc).__name__}: {exc}"[:300])

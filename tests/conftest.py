@@ -1,0 +1,24 @@
+"""Shared test configuration: hypothesis profile, dataset discovery."""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from mlsvm.datasets import find_datasets_dir
+
+# Solvers take milliseconds to seconds: no per-example deadline; a fixed budget of examples so
+# the suite's time is predictable on 2 cores. Derandomized in CI so a failure reproduces.
+settings.register_profile("default", deadline=None, max_examples=25,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(scope="session")
+def datasets_dir():
+    """The MULAN datasets directory, or a skip with the reason (SPEC §5)."""
+    directory = find_datasets_dir()
+    if directory is None or not (directory / "emotions.arff").is_file():
+        pytest.skip("MULAN datasets not found: place them in ../shared/datasets or set MLSVM_DATASETS")
+    return directory
