@@ -14,15 +14,28 @@ import cvxpy as cp
 
 from mlsvm.verification.report import relative_difference
 
-__all__ = ["BACKENDS", "GroundTruthError", "solve", "solve_checked", "BackendAgreement"]
+__all__ = ["REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS", "GroundTruthError", "solve", "solve_checked", "BackendAgreement"]
 
 #: Tight settings per backend (the tolerance table of the ground truth).
 BACKENDS = {
     "CLARABEL": dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=500),
-    "ECOS": dict(abstol=1e-9, reltol=1e-9, feastol=1e-9, max_iters=500),
-    "OSQP": dict(eps_abs=1e-10, eps_rel=1e-10, polishing=True, max_iter=400_000),
+    # ECOS stalls around 1e-8 on QPs written as SOCs (measured: a squared-hinge dual with value
+    # −106 returns optimal_inaccurate at 1e-8 and 1e-9); 1e-7 still agrees with Clarabel to 2e-8.
+    "ECOS": dict(abstol=1e-7, reltol=1e-7, feastol=1e-7, max_iters=500),
+    # OSQP: polishing makes the answer exact on the active set; at 1e-10 it can stall to
+    # max_iter before polishing (measured on a 4-point primal), 1e-9 polishes.
+    "OSQP": dict(eps_abs=1e-9, eps_rel=1e-9, polishing=True, max_iter=400_000),
     "SCS": dict(eps_abs=1e-9, eps_rel=1e-9, max_iters=400_000),
 }
+
+
+#: The reference backend, and the second backend that confirms it on QPs. ECOS is kept available
+#: (``cvxpy_solver="ECOS"``) but is not the QP cross-check: it solves a QP through an SOC
+#: reformulation and, measured on a squared-hinge binary SVM dual (n = 14, C = 11), reported
+#: "optimal" 1.1e-6 relative off the Clarabel/OSQP value (which agree to 1e-10); tighter ECOS
+#: settings return "optimal_inaccurate". OSQP with polishing meets 1e-6 on every QP we pose.
+REFERENCE_BACKEND = "CLARABEL"
+CROSSCHECK_BACKEND = "OSQP"
 
 
 class GroundTruthError(RuntimeError):
@@ -59,7 +72,7 @@ class BackendAgreement:
     solve_time: dict
 
 
-def solve_checked(build, solvers=("CLARABEL", "ECOS"), rtol: float = 1e-6) -> BackendAgreement:
+def solve_checked(build, solvers=(REFERENCE_BACKEND, CROSSCHECK_BACKEND), rtol: float = 1e-6) -> BackendAgreement:
     """Build a fresh problem with ``build()`` for each backend, solve, and check they agree.
 
     Raises :class:`GroundTruthError` when the optimal values differ by more than ``rtol``

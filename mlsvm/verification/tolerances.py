@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Tolerance", "EXACT", "CERTIFIED", "BACKEND_AGREEMENT", "TOLERANCES", "CROSSCHECK", "tolerance"]
+__all__ = ["Tolerance", "EXACT", "CERTIFIED", "BACKEND_AGREEMENT", "TOLERANCES", "CROSSCHECK", "DECISION_VALUES", "assert_decisions_agree", "tolerance"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,10 @@ CERTIFIED = Tolerance(objective=None, kkt=None, gap=None)
 #: two CVXPY backends, and a primal against its dual, must agree to this (SPEC §3)
 BACKEND_AGREEMENT = 1e-6
 
+#: decision values (and w) of two solvers of the same strictly convex problem, relative to the
+#: scale of the scores, max(1, ‖f‖∞): the objectives agree to ~1e-10, so w agrees to about
+#: sqrt(1e-10) = 1e-5 (strong convexity of ½‖w‖²). Use :func:`assert_decisions_agree`.
+DECISION_VALUES = 1e-5
 #: a second CVXPY backend (ECOS, OSQP) is a cross-check of the optimal value, not of multipliers
 CROSSCHECK = Tolerance(objective=BACKEND_AGREEMENT, kkt=None, gap=None)
 
@@ -56,6 +60,17 @@ TOLERANCES = {
     ("mlodm", "cvxpy-crosscheck"): CROSSCHECK,
     ("matrix_svm", "cvxpy-crosscheck"): CROSSCHECK,
 }
+
+
+def assert_decisions_agree(actual, desired, rtol: float = DECISION_VALUES) -> None:
+    """``‖actual − desired‖∞ ≤ rtol · max(1, ‖desired‖∞)`` (AssertionError otherwise)."""
+    import numpy as np
+
+    actual, desired = np.asarray(actual, dtype=float), np.asarray(desired, dtype=float)
+    bound = rtol * max(1.0, float(np.max(np.abs(desired))) if desired.size else 1.0)
+    error = float(np.max(np.abs(actual - desired))) if desired.size else 0.0
+    if not error <= bound:
+        raise AssertionError(f"decision values differ by {error:.2e} > {bound:.2e} (rtol {rtol:.0e})")
 
 
 def tolerance(formulation: str, solver: str) -> Tolerance:

@@ -10,7 +10,7 @@ from sklearn.svm import SVC, LinearSVC
 
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import binary_problems
 from mlsvm.verification.registry import Check, compare
 from mlsvm.verification.report import FitReport
@@ -92,8 +92,8 @@ def checks(quick: bool) -> list[Check]:
             return compare(MODEL, name, f"dual ({backend}) vs primal", solver, cvxpy_dual(problem, backend), truth())
 
         found.append(Check(MODEL, name, "dual (CLARABEL) vs primal", "cvxpy", dual_row))
-        found.append(Check(MODEL, name, "dual (ECOS) vs primal", "cvxpy-crosscheck",
-                           lambda f=dual_row: f(backend="ECOS")))
+        found.append(Check(MODEL, name, f"dual ({CROSSCHECK_BACKEND}) vs primal", "cvxpy-crosscheck",
+                           lambda f=dual_row: f(backend=CROSSCHECK_BACKEND)))
         if problem.loss == "hinge" and problem.bias == "free":
             found.append(Check(MODEL, name, "dual", "libsvm",
                                lambda p=problem, n=name, t=ground_truth: compare(MODEL, n, "dual", "libsvm", libsvm(p), t())))

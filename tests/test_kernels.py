@@ -1,0 +1,63 @@
+"""Kernels agree with scikit-learn's pairwise kernels; Gram validation rejects what is not a kernel."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from mlsvm.kernels import check_gram, gram_factor, make_kernel
+
+
+@given(st.integers(1, 20), st.integers(1, 6), st.sampled_from(["linear", "rbf", "poly"]),
+       st.floats(0.01, 2.0), st.integers(1, 4), st.floats(-1.0, 1.0), st.integers(0, 1000))
+def test_matches_scikit_learn(n, d, name, gamma, degree, coef0, seed):
+    rng = np.random.default_rng(seed)
+    A, B = rng.standard_normal((n, d)), rng.standard_normal((n + 2, d))
+    kernel = make_kernel(name, gamma, degree, coef0, A)
+    params = {"linear": {}, "rbf": dict(gamma=gamma), "poly": dict(gamma=gamma, degree=degree, coef0=coef0)}[name]
+    np.testing.assert_allclose(kernel(A, B), pairwise_kernels(A, B, metric=name, **params), rtol=1e-10, atol=1e-10)
+    gram = kernel(A)
+    np.testing.assert_array_equal(gram, gram.T)
+
+
+def test_gamma_scale_and_auto_follow_scikit_learn():
+    X = np.random.default_rng(0).standard_normal((30, 4)) * 3.0
+    assert make_kernel("rbf", "scale", X=X).gamma == pytest.approx(1.0 / (4 * X.var()))
+    assert make_kernel("rbf", "auto", X=X).gamma == pytest.approx(0.25)
+
+
+@given(st.integers(2, 25), st.integers(1, 8), st.integers(0, 1000))
+def test_factor_reproduces_the_gram_matrix(n, d, seed):
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    gram = make_kernel("rbf", 0.5, X=X)(X)
+    factor = gram_factor(gram)
+    np.testing.assert_allclose(factor @ factor.T, gram, atol=1e-9)
+
+
+@pytest.mark.parametrize("gram, message", [
+    (np.array([[1.0, 2.0], [2.0, 1.0]]), "not positive semidefinite"),
+    (np.array([[1.0, 0.5], [0.0, 1.0]]), "not symmetric"),
+    (np.ones((2, 3)), "square"),
+    (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN or infinite"),
+])
+def test_bad_gram(gram, message):
+    with pytest.raises(ValueError, match=message):
+        check_gram(gram)
+
+
+def test_round_off_negative_eigenvalue_is_accepted():
+    X = np.random.default_rng(1).standard_normal((40, 3))
+    gram = X @ X.T      # rank 3: eigenvalues at round-off level, some slightly negative
+    check_gram(gram)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(kernel="sigmoid"), "kernel must be one of"),
+    (dict(kernel="rbf", gamma=0.0), "gamma must lie in"),
+    (dict(kernel="rbf", gamma="big"), "gamma must be a positive number"),
+    (dict(kernel="poly", degree=0), "degree must lie in"),
+])
+def test_bad_kernel_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_kernel(X=np.ones((2, 2)), **kwargs)

@@ -1,0 +1,70 @@
+"""The verification core: QP residuals on a hand-solved QP, CVXPY status handling, FitReport."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mlsvm.verification import FitReport, GroundTruthError, qp_residuals, relative_difference, solve, solve_checked
+
+
+def test_residuals_vanish_at_a_hand_solved_qp():
+    # min ½‖x‖² − x1 − 2 x2  s.t. x1 + x2 = 1, 0 ≤ x ≤ 0.8  →  x = (0.2, 0.8); stationarity
+    # x − c + y·1 + z_box = 0: y = 0.8 from coordinate 1 (free), z_box2 = 2 − 0.8 − 0.8 = 0.4.
+    P, q = np.eye(2), np.array([-1.0, -2.0])
+    x, y, z_box = np.array([0.2, 0.8]), np.array([0.8]), np.array([0.0, 0.4])
+    res = qp_residuals(P, q, x, A=np.ones((1, 2)), b=np.ones(1), y=y, lb=np.zeros(2), ub=np.full(2, 0.8), z_box=z_box)
+    assert max(res.values()) < 1e-15
+    # a perturbed point shows up in the residual that describes it
+    bad = qp_residuals(P, q, x + [0.1, 0.0], A=np.ones((1, 2)), b=np.ones(1), y=y, lb=np.zeros(2),
+                       ub=np.full(2, 0.8), z_box=z_box)
+    assert bad["primal"] > 0.01 and bad["dual"] > 0.01
+    wrong_sign = qp_residuals(P, q, x, A=np.ones((1, 2)), b=np.ones(1), y=y, lb=np.zeros(2), ub=None, z_box=z_box)
+    assert wrong_sign["dual"] > 0.1   # an upper multiplier without an upper bound
+
+
+@given(st.integers(2, 8), st.integers(0, 10_000))
+def test_residuals_of_a_cvxpy_solution_are_small(n, seed):
+    rng = np.random.default_rng(seed)
+    M = rng.standard_normal((n, n))
+    P, q = M @ M.T + 0.1 * np.eye(n), rng.standard_normal(n)
+    G, h = rng.standard_normal((3, n)), rng.random(3) + 0.1
+    x = cp.Variable(n)
+    ineq = G @ x <= h
+    problem = cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, P) + q @ x), [ineq])
+    solve(problem, "CLARABEL")
+    res = qp_residuals(P, q, x.value, G=G, h=h, z=ineq.dual_value)
+    assert max(res.values()) < 1e-7
+
+
+def test_non_optimal_status_is_an_error():
+    x = cp.Variable()
+    with pytest.raises(GroundTruthError, match="infeasible"):
+        solve(cp.Problem(cp.Minimize(x), [x >= 1, x <= 0]), "CLARABEL")
+    with pytest.raises(ValueError, match="cvxpy_solver must be one of"):
+        solve(cp.Problem(cp.Minimize(x), [x >= 1]), "GUROBI")
+
+
+def test_backends_agree_or_raise():
+    def build():
+        x = cp.Variable(2)
+        return cp.Problem(cp.Minimize(cp.sum_squares(x - [1.0, 2.0]) + cp.norm1(x)))
+    agreement = solve_checked(build, ("CLARABEL", "ECOS"))
+    assert agreement.relative_difference < 1e-8
+    assert agreement.values["CLARABEL"] == pytest.approx(2.5)   # x = (0.5, 1.5): 0.25 + 0.25 + 2
+    shifts = iter([0.0, 1e-3])
+
+    def drifting():  # the second backend is handed a slightly different problem
+        x = cp.Variable()
+        return cp.Problem(cp.Minimize(cp.square(x - 1.0) + next(shifts)))
+    with pytest.raises(GroundTruthError, match="disagree"):
+        solve_checked(drifting, ("CLARABEL", "ECOS"))
+
+
+def test_fit_report_gap():
+    report = FitReport(10.0, 9.0, {"dual": 1e-9, "primal": 2e-9}, 3, True, 0.1, "x")
+    assert report.duality_gap == 1.0 and report.relative_gap == pytest.approx(0.1)
+    assert report.max_kkt == 2e-9
+    assert report.as_dict()["relative_gap"] == pytest.approx(0.1)
+    assert relative_difference(1e-9, 0.0) == 1e-9 and relative_difference(200.0, 100.0) == 0.5
