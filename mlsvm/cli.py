@@ -54,6 +54,87 @@ def _verify(args) -> int:
     return 1 if failed or not results else 0
 
 
+def _parse_params(items) -> dict:
+    """``["C=1", "kernel=rbf"]`` → ``{"C": 1, "kernel": "rbf"}`` (values read as JSON, else text)."""
+    params = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"mlsvm: --param expects NAME=VALUE; got {item!r}")
+        try:
+            params[key] = json.loads(text)
+        except json.JSONDecodeError:
+            params[key] = text
+    return params
+
+
+def _estimator(name: str, params: dict):
+    import mlsvm
+
+    if name not in mlsvm._ESTIMATORS:
+        raise SystemExit(f"mlsvm: unknown model {name!r}; choose one of {sorted(mlsvm._ESTIMATORS)}")
+    cls = getattr(mlsvm, name)
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise SystemExit(f"mlsvm: bad --param for {name}: {exc}") from None
+
+
+def _print_metrics(title: str, values: dict) -> None:
+    print(title)
+    for key, value in values.items():
+        print(f"  {key:20s} {value:.4f}")
+
+
+def _fit(args) -> int:
+    from mlsvm.datasets import load_file
+    from mlsvm.metrics import all_metrics
+    from mlsvm.persistence import save_model
+
+    train = load_file(args.train, args.labels)
+    model = _estimator(args.model, _parse_params(args.param)).fit(train.X, train.Y)
+    report = model.fit_report_
+    print(f"{args.model} on {train.name}: {train.X.shape[0]} x {train.X.shape[1]}, {train.Y.shape[1]} labels")
+    print(f"  solver {report.solver}: primal {report.primal_objective:.8g}, dual {report.dual_objective:.8g}, "
+          f"rel. gap {report.relative_gap:.1e}, max KKT {report.max_kkt:.1e}, {report.n_iter} iterations, "
+          f"{report.solve_time:.2f} s, converged={report.converged}")
+    _print_metrics("training set:", all_metrics(train.Y, model.predict(train.X), model.decision_function(train.X)))
+    if args.test:
+        test = load_file(args.test, args.labels)
+        _print_metrics("test set:", all_metrics(test.Y, model.predict(test.X), model.decision_function(test.X)))
+    if args.out:
+        print(f"saved to {save_model(model, args.out)}")
+    return 0
+
+
+def _evaluate(args) -> int:
+    import numpy as np
+    from sklearn.model_selection import KFold
+
+    from mlsvm.datasets import load_file
+    from mlsvm.metrics import all_metrics
+    from mlsvm.persistence import load_model
+
+    data = load_file(args.data, args.labels)
+    if args.saved:
+        model = load_model(args.saved)
+        _print_metrics(f"{type(model).__name__} ({args.saved}) on {data.name}:",
+                       all_metrics(data.Y, model.predict(data.X), model.decision_function(data.X)))
+        return 0
+    if not args.model:
+        raise SystemExit("mlsvm: evaluate needs --saved MODEL_FILE, or --model NAME for cross-validation")
+    folds = []
+    splitter = KFold(n_splits=args.cv, shuffle=True, random_state=args.seed)
+    for number, (train, test) in enumerate(splitter.split(data.X), start=1):
+        model = _estimator(args.model, _parse_params(args.param)).fit(data.X[train], data.Y[train])
+        folds.append(all_metrics(data.Y[test], model.predict(data.X[test]), model.decision_function(data.X[test])))
+    print(f"{args.model}, {args.cv}-fold CV (shuffled, seed {args.seed}) on {data.name}: mean ± std over folds")
+    for key in folds[0]:
+        values = np.array([fold[key] for fold in folds])
+        print(f"  {key:20s} {values.mean():.4f} ± {values.std():.4f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mlsvm", description="Reference multiclass and multilabel SVMs: verification, fitting, reproduction.")
@@ -73,6 +154,31 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     verify.add_argument("--list", action="store_true", help="list the checks without running them")
     verify.set_defaults(handler=_verify)
+
+    data_help = "data file: .arff (MULAN; needs --labels), .npz (arrays X, Y) or .csv (last --labels columns)"
+    fit = commands.add_parser("fit", help="train a model on a data file, print its certificate and metrics, save it",
+                              description="Train MODEL on --train, print the fit report (objectives, gap, KKT) "
+                                          "and every metric on the training (and --test) data; --out saves it "
+                                          "(plain arrays + JSON, no pickle).")
+    fit.add_argument("model", help="RankSVM, OvNSVM, SMSVM, SM3L, MLODM or MatrixSVM")
+    fit.add_argument("--train", required=True, help=data_help)
+    fit.add_argument("--test", help="optional test file, same format")
+    fit.add_argument("--labels", type=int, help="number of labels (the last columns/attributes)")
+    fit.add_argument("--param", action="append", metavar="NAME=VALUE", help="a hyperparameter (repeatable), e.g. C=1 kernel=rbf")
+    fit.add_argument("--out", help="where to save the fitted model (.npz)")
+    fit.set_defaults(handler=_fit)
+
+    evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file, or k-fold CV of a model",
+                                   description="With --saved: every metric of a saved model on DATA. With --model: "
+                                               "k-fold cross-validation (shuffled KFold) of a fresh model on DATA.")
+    evaluate.add_argument("data", help=data_help)
+    evaluate.add_argument("--labels", type=int, help="number of labels (the last columns/attributes)")
+    evaluate.add_argument("--saved", help="a model file written by 'mlsvm fit --out'")
+    evaluate.add_argument("--model", help="model name for cross-validation")
+    evaluate.add_argument("--param", action="append", metavar="NAME=VALUE", help="a hyperparameter (repeatable)")
+    evaluate.add_argument("--cv", type=int, default=5, help="number of folds (default 5)")
+    evaluate.add_argument("--seed", type=int, default=0, help="shuffling seed of the folds (default 0)")
+    evaluate.set_defaults(handler=_evaluate)
     return parser
 
 

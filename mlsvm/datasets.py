@@ -19,7 +19,7 @@ from mlsvm.data import check_scalar
 
 __all__ = [
     "MultilabelData", "load_arff", "find_datasets_dir", "load_emotions", "load_yeast",
-    "make_multilabel", "make_multiclass", "DATASETS_ENV",
+    "make_multilabel", "make_multiclass", "load_file", "DATASETS_ENV",
 ]
 
 DATASETS_ENV = "MLSVM_DATASETS"
@@ -179,3 +179,33 @@ def make_multiclass(n_samples=60, n_features=4, n_classes=3, *, random_state=0):
     y = np.arange(n_samples) % n_classes
     X = centers[y] + rng.standard_normal((n_samples, n_features))
     return X, y
+
+
+def load_file(path, n_labels: int | None = None) -> MultilabelData:
+    """Load training or test data by extension: ``.arff`` (MULAN, needs ``n_labels``), ``.npz``
+    (arrays ``X`` and ``Y``) or ``.csv`` (numeric, comma-separated, an optional header line; the
+    last ``n_labels`` columns are the labels)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        with np.load(path, allow_pickle=False) as archive:
+            if "X" not in archive.files or "Y" not in archive.files:
+                raise ValueError(f"{path} must contain arrays 'X' and 'Y'; found {archive.files}")
+            X, Y = archive["X"], archive["Y"]
+        Y = Y[:, None] if Y.ndim == 1 else Y
+        return MultilabelData(X, Y, [f"x{j}" for j in range(X.shape[1])], [f"y{k}" for k in range(Y.shape[1])], path.stem)
+    if n_labels is None:
+        raise ValueError(f"n_labels (--labels) is required to read {path.name}: the last n_labels columns are the labels")
+    if suffix == ".arff":
+        return load_arff(path, n_labels)
+    if suffix == ".csv":
+        check_scalar(n_labels, "n_labels", low=1, integer=True)
+        with path.open() as handle:
+            first = handle.readline()
+        header = any(c.isalpha() for c in first.replace("e", "").replace("E", ""))
+        table = np.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)
+        names = [name.strip() for name in first.split(",")] if header else [f"c{j}" for j in range(table.shape[1])]
+        if n_labels >= table.shape[1]:
+            raise ValueError(f"{path}: n_labels={n_labels} but the file has {table.shape[1]} columns")
+        return MultilabelData(table[:, :-n_labels], table[:, -n_labels:], names[:-n_labels], names[-n_labels:], path.stem)
+    raise ValueError(f"unsupported data file {path.name}: expected .arff, .npz or .csv")
