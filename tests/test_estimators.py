@@ -1,0 +1,123 @@
+"""Every estimator, through the same scikit-learn contract: fit/predict shapes, a certified
+fit_report_, multiclass input, precomputed kernels, GridSearchCV, clone, persistence round trip,
+and bad input. Models are listed once, with small settings that fit in a second."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, KFold
+
+import mlsvm
+from mlsvm.datasets import make_multiclass, make_multilabel
+from mlsvm.kernels import make_kernel
+from mlsvm.persistence import ModelFileError, load_model, save_model
+
+#: small, fast settings per estimator (hyperparameter names of SPEC §4)
+SETTINGS = {
+    "RankSVM": dict(C=1.0),
+    "OvNSVM": dict(alpha=0.2, beta=1.0),
+    "SMSVM": dict(lam=0.1, d_max=10, random_state=0),
+    "SM3L": dict(lam=0.1, d_max=10, random_state=0),
+    "MLODM": dict(C=1.0, theta=0.2, mu=0.5),
+    "MatrixSVM": dict(C=1.0),
+}
+MULTILABEL = [name for name in SETTINGS if name != "SMSVM"]
+MULTICLASS = list(SETTINGS)
+
+
+def _make(name, **extra):
+    return getattr(mlsvm, name)(**(SETTINGS[name] | extra))
+
+
+@pytest.fixture(scope="module")
+def multilabel():
+    data = make_multilabel(40, 4, 4, random_state=1)
+    return data.X, data.Y
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    return make_multiclass(36, 3, 3, random_state=2)
+
+
+@pytest.mark.parametrize("name", MULTILABEL)
+def test_multilabel_fit_predict(name, multilabel):
+    X, Y = multilabel
+    model = _make(name).fit(X, Y)
+    scores = model.decision_function(X)
+    assert scores.shape == Y.shape and np.all(np.isfinite(scores))
+    predicted = model.predict(X)
+    assert predicted.shape == Y.shape and set(np.unique(predicted)) <= {0, 1}
+    report = model.fit_report_
+    assert np.isfinite(report.primal_objective) and report.solver
+    assert report.converged
+
+
+@pytest.mark.parametrize("name", MULTICLASS)
+def test_multiclass_labels_come_back(name, multiclass):
+    X, y = multiclass
+    labels = np.array(["ant", "bee", "cat"])[y]
+    model = _make(name).fit(X, labels)
+    predicted = model.predict(X)
+    assert predicted.shape == y.shape and set(predicted) <= set(labels)
+    assert np.mean(predicted == labels) > 0.5
+
+
+@pytest.mark.parametrize("name", MULTILABEL)
+def test_precomputed_kernel_gives_the_same_model(name, multilabel):
+    X, Y = multilabel
+    kernel = make_kernel("rbf", 0.3, X=X)
+    direct = _make(name, kernel="rbf", gamma=0.3).fit(X, Y)
+    pre = _make(name, kernel="precomputed").fit(kernel(X), Y)
+    np.testing.assert_allclose(pre.decision_function(kernel(X[:7], X)), direct.decision_function(X[:7]),
+                               rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", MULTILABEL)
+def test_grid_search_and_clone(name, multilabel):
+    X, Y = multilabel
+    model = _make(name)
+    assert clone(model).get_params() == model.get_params()
+    first = next(iter(SETTINGS[name]))
+    grid = GridSearchCV(model, {first: [SETTINGS[name][first], 2 * SETTINGS[name][first]]},
+                        cv=KFold(2, shuffle=True, random_state=0), scoring="accuracy")
+    grid.fit(X, Y)
+    assert grid.best_params_[first] in (SETTINGS[name][first], 2 * SETTINGS[name][first])
+
+
+@pytest.mark.parametrize("name", MULTICLASS)
+def test_save_load_round_trip(name, multiclass, tmp_path):
+    X, y = multiclass
+    model = _make(name).fit(X, y)
+    path = save_model(model, tmp_path / "model.npz")
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    assert loaded.fit_report_.primal_objective == model.fit_report_.primal_objective
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_corrupt_and_foreign_model_files(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip file")
+    with pytest.raises(ModelFileError, match="not a readable mlsvm model"):
+        load_model(bad)
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, X=np.ones(3))
+    with pytest.raises(ModelFileError, match="no valid mlsvm metadata"):
+        load_model(foreign)
+
+
+@pytest.mark.parametrize("name", MULTICLASS)
+def test_bad_input(name, multiclass):
+    X, y = multiclass
+    model = _make(name)
+    with pytest.raises(ValueError, match="X contains"):
+        model.fit(np.where(np.arange(X.size).reshape(X.shape) == 0, np.nan, X), y)
+    with pytest.raises(ValueError, match="Y has"):
+        model.fit(X, y[:-1])
+    with pytest.raises(ValueError, match="solver must be one of"):
+        _make(name, solver="magic").fit(X, y)
+    fitted = _make(name).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(X[:, :2])
