@@ -68,7 +68,10 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
             self.X_fit_ = None
             return check_gram(X, "X (precomputed Gram matrix)")
         self.X_fit_ = X
-        return self.kernel_(X)
+        gram = self.kernel_(X)
+        if self.kernel == "poly" and self.coef0 < 0:  # the only built-in kernel that can be indefinite
+            gram = check_gram(gram, "the poly kernel's Gram matrix (coef0 < 0)")
+        return gram
 
     def _test_gram(self, X) -> np.ndarray:
         check_is_fitted(self, "fit_report_")
