@@ -135,6 +135,23 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _reproduce(args) -> int:
+    from pathlib import Path
+
+    from mlsvm.reproduce import PAPERS, render_markdown, run_paper, write_report
+
+    papers = sorted(PAPERS) if args.paper == "all" else [args.paper]
+    for paper in papers:
+        module, rows, seconds = run_paper(paper, quick=not args.full)
+        text = render_markdown(paper, module, rows, seconds, quick=not args.full)
+        out = Path(args.out_dir) / f"reproduce-{paper}.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_report(out, text)
+        print(text)
+        print(f"written to {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mlsvm", description="Reference multiclass and multilabel SVMs: verification, fitting, reproduction.")
@@ -179,6 +196,16 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--cv", type=int, default=5, help="number of folds (default 5)")
     evaluate.add_argument("--seed", type=int, default=0, help="shuffling seed of the folds (default 0)")
     evaluate.set_defaults(handler=_evaluate)
+
+    reproduce = commands.add_parser("reproduce", help="re-run a paper's experiments and write a markdown report",
+                                    description="Re-run the experiments of PAPER that the reference data allows "
+                                                "(emotions, yeast; scikit-learn's iris/wine) with the paper's protocol, "
+                                                "and write reproduce-PAPER.md: our number, the paper's, the difference "
+                                                "and every setting used (including those the paper leaves out).")
+    reproduce.add_argument("paper", choices=["rank-svm", "ovn", "sparse-mm", "mlodm", "matrix-svm", "all"])
+    reproduce.add_argument("--full", action="store_true", help="the paper's full protocol (default: the quick one)")
+    reproduce.add_argument("--out-dir", default=".", help="directory for the report (default: current)")
+    reproduce.set_defaults(handler=_reproduce)
     return parser
 
 
