@@ -92,7 +92,9 @@ def test_save_load_round_trip(name, multiclass, tmp_path):
     path = save_model(model, tmp_path / "model.npz")
     loaded = load_model(path)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
-    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    # scores agree to the last bits, not bit for bit: BLAS picks kernels by memory alignment, and
+    # arrays read back from the archive sit at other addresses (measured: 1 ulp differences)
+    np.testing.assert_allclose(loaded.decision_function(X), model.decision_function(X), rtol=1e-12, atol=1e-12)
     assert loaded.fit_report_.primal_objective == model.fit_report_.primal_objective
     assert not list(tmp_path.glob("*.tmp"))
 
