@@ -45,6 +45,9 @@ def atomic_write(path, write) -> None:
     try:
         with os.fdopen(descriptor, "wb") as handle:
             write(handle)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)   # mkstemp makes 0600; a saved file gets the usual mode
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
