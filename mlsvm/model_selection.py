@@ -17,10 +17,17 @@ searched, the values it fixed, the CV protocol, and what it does not state.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass, field
 
+import joblib
 import numpy as np
+from sklearn.metrics import make_scorer
+from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, StratifiedKFold
+
+from mlsvm import metrics
+from mlsvm.progress import Progress, is_terminal
 
 __all__ = ["grid_search", "make_cv", "metric_scorer", "PaperGrid", "PAPER_GRIDS", "paper_grid", "BACKENDS"]
 
@@ -37,10 +44,6 @@ def metric_scorer(name: str):
     Loss metrics are negated (scikit-learn maximises scores); ranking metrics are computed on
     ``decision_function``, set metrics on ``predict``.
     """
-    from sklearn.metrics import make_scorer
-
-    from mlsvm import metrics
-
     names = [n for n in metrics.__all__ if n not in ("all_metrics", "LOWER_IS_BETTER")]
     if name not in names:
         raise ValueError(f"scoring must be one of mlsvm's metrics {names} or a scikit-learn scorer; got {name!r}")
@@ -53,8 +56,6 @@ def make_cv(Y, cv=5, random_state=0):
     """The CV splitter :func:`grid_search` uses: an int ``cv`` becomes a shuffled, seeded
     ``StratifiedKFold`` for a 1-D class vector or ``KFold`` for an (n, q) indicator; a splitter
     object or an iterable of (train, test) index pairs is returned unchanged."""
-    from sklearn.model_selection import KFold, StratifiedKFold
-
     if cv is None or isinstance(cv, (bool, np.bool_, float, str)):
         raise ValueError(f"cv must be an int ≥ 2, a scikit-learn splitter or a list of (train, test) pairs; got {cv!r}")
     if not isinstance(cv, (int, np.integer)):
@@ -83,8 +84,22 @@ def _check_dask_client():
     return client
 
 
+class _GridSearchWithProgress(GridSearchCV):
+    """GridSearchCV that evaluates its candidates in about 20 chunks and counts each finished
+    chunk on ``self._progress`` (a :class:`mlsvm.progress.Progress`, removed after the fit)."""
+
+    def _run_search(self, evaluate_candidates):
+        candidates = list(ParameterGrid(self.param_grid))
+        size = max(1, len(candidates) // 20)
+        with self._progress:
+            for start in range(0, len(candidates), size):
+                chunk = candidates[start:start + size]
+                evaluate_candidates(chunk)
+                self._progress.update(len(chunk))
+
+
 def grid_search(estimator, param_grid, X, Y, *, cv=5, scoring=None, n_jobs=None, backend=None,
-                refit=True, random_state=0, return_train_score=False):
+                refit=True, random_state=0, return_train_score=False, progress=None):
     """Fit ``GridSearchCV(estimator, param_grid)`` on ``X, Y`` under the joblib ``backend``.
 
     Parameters
@@ -96,31 +111,34 @@ def grid_search(estimator, param_grid, X, Y, *, cv=5, scoring=None, n_jobs=None,
         these names take precedence over scikit-learn's scorer of the same name), or anything
         ``GridSearchCV`` accepts.
     n_jobs : parallel fits, as for ``GridSearchCV`` (-1: every core, or every Dask worker thread).
-    backend : None, "loky", "threading", "sequential" or "dask" (needs an active ``distributed.Client``).
+    backend : None, "loky", "threading", "sequential" or "dask" (needs an active ``distributed.Client``
+        with at least two worker threads in all: with one, joblib runs every fit locally).
+    progress : None, or a stream (e.g. ``sys.stderr``) for a :class:`mlsvm.progress.Progress` line
+        counting finished candidates. Only on a terminal: then the candidates are evaluated in about
+        20 chunks (each chunk's folds × candidates still run in parallel); otherwise nothing changes.
 
     Returns the fitted ``GridSearchCV`` (``best_params_``, ``cv_results_``, ``best_estimator_``).
     """
-    import joblib
-    from sklearn.model_selection import GridSearchCV
-
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")
     if not isinstance(param_grid, (dict, list, tuple)) or not param_grid:
         raise ValueError(f"param_grid must be a non-empty dict (or list of dicts) of parameter lists; got {param_grid!r}")
-    if isinstance(scoring, str):
-        from mlsvm import metrics
-
-        if scoring in metrics.__all__:
-            scoring = metric_scorer(scoring)
-    search = GridSearchCV(estimator, param_grid, cv=make_cv(Y, cv, random_state), scoring=scoring,
-                          n_jobs=n_jobs, refit=refit, error_score="raise",
-                          return_train_score=return_train_score)
-    if backend is None:
-        return search.fit(X, Y)
+    if isinstance(scoring, str) and scoring in metrics.__all__:
+        scoring = metric_scorer(scoring)
+    on_terminal = progress is not None and is_terminal(progress)
+    search = (_GridSearchWithProgress if on_terminal else GridSearchCV)(
+        estimator, param_grid, cv=make_cv(Y, cv, random_state), scoring=scoring, n_jobs=n_jobs, refit=refit,
+        error_score="raise", return_train_score=return_train_score)
+    if on_terminal:
+        search._progress = Progress(total=len(ParameterGrid(param_grid)), label="grid search", stream=progress)
     if backend == "dask":
         _check_dask_client()
-    with joblib.parallel_config(backend=backend):
-        return search.fit(X, Y)
+    try:
+        with joblib.parallel_config(backend=backend) if backend is not None else contextlib.nullcontext():
+            return search.fit(X, Y)
+    finally:
+        if on_terminal:
+            del search._progress  # a stream does not pickle; the fitted search should
 
 
 # ---- the papers' grids, as data ------------------------------------------------------------

@@ -207,3 +207,23 @@ def test_grid_names_are_the_estimators_hyperparameters(model):
     except (ImportError, AttributeError):
         return  # that model's estimator is not on this branch yet: the SPEC names above are the contract
     assert set(paper_grid(model)) <= set(estimator.get_params())
+
+
+def test_progress_on_a_terminal_counts_candidates_and_changes_no_result(multiclass):
+    import io
+    import pickle
+
+    from sklearn.model_selection import GridSearchCV
+
+    class FakeTTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    X, y = multiclass
+    terminal, log = FakeTTY(), io.StringIO()
+    shown = grid_search(SVC(), SVC_GRID, X, y, cv=3, progress=terminal)
+    plain = grid_search(SVC(), SVC_GRID, X, y, cv=3, progress=log)
+    _assert_same_search(plain, shown)
+    assert "grid search [" in terminal.getvalue() and "9/9 100%" in terminal.getvalue()
+    assert log.getvalue() == "" and type(plain) is GridSearchCV
+    assert pickle.loads(pickle.dumps(shown)).best_params_ == shown.best_params_  # no stream left inside
