@@ -75,7 +75,7 @@ def test_convergence_png_and_line_data(plot, tmp_path):
     np.testing.assert_array_equal(objective_ax.lines[0].get_ydata(), 1 + 1 / k)
     np.testing.assert_array_equal(gap_ax.lines[1].get_xdata(), np.arange(1, 26))
     np.testing.assert_array_equal(gap_ax.lines[1].get_ydata(), np.exp(-k[:25] / 2))
-    path = plot.save_figure(figure, tmp_path / "convergence.png")
+    path = plot.save_figure(figure, tmp_path / "convergence.png", dpi=72)
     _check_png(path)
 
 
@@ -114,7 +114,7 @@ def test_margin_histogram_png_and_legend_statistics(plot, tmp_path):
     labels = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
     assert labels[0] == f"mLODM: mean {margins['mLODM'].mean():.3g}, var {margins['mLODM'].var():.3g}"
     assert labels[1].startswith("Rank-SVM: mean ")  # a 2-D array is flattened, not rejected
-    _check_png(plot.save_figure(figure, tmp_path / "margins.png"))
+    _check_png(plot.save_figure(figure, tmp_path / "margins.png", dpi=72))
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -147,7 +147,7 @@ def test_multiclass_regions_are_the_argmax_of_the_scores(plot, tmp_path):
     expected = np.argmax(model.decision_function(np.column_stack([xx.ravel(), yy.ravel()])), axis=1)
     np.testing.assert_array_equal(_mesh_regions(figure), expected)
     assert len(np.unique(expected)) == 3
-    _check_png(plot.save_figure(figure, tmp_path / "regions.png"))
+    _check_png(plot.save_figure(figure, tmp_path / "regions.png", dpi=72))
 
 
 def test_multilabel_and_binary_regions_render(plot, tmp_path):
@@ -156,14 +156,14 @@ def test_multilabel_and_binary_regions_render(plot, tmp_path):
     figure = plot.plot_decision_regions(model, data.X, data.Y, resolution=60)
     legend = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
     assert len(legend) == len(np.unique(data.Y, axis=0)) and all(name.startswith("{") for name in legend)
-    _check_png(plot.save_figure(figure, tmp_path / "multilabel.png"))
+    _check_png(plot.save_figure(figure, tmp_path / "multilabel.png", dpi=72))
 
     X, y = make_multiclass(40, 2, 2, random_state=4)
     binary = LinearSVC().fit(X, y)  # 1-D decision_function: regions by its sign
     figure = plot.plot_decision_regions(binary, X, y, resolution=30)
     regions = _mesh_regions(figure)
     assert set(np.unique(regions)) == {0, 1}
-    _check_png(plot.save_figure(figure, tmp_path / "binary.png"))
+    _check_png(plot.save_figure(figure, tmp_path / "binary.png", dpi=72))
 
 
 def test_regions_from_predict_without_decision_function(plot):
