@@ -18,8 +18,9 @@ searched, the values it fixed, the CV protocol, and what it does not state.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import types
 import warnings
-from dataclasses import dataclass, field
 
 import joblib
 import numpy as np
@@ -150,7 +151,7 @@ def _powers_of_two(low: int, high: int) -> tuple[float, ...]:
 _TENTHS = tuple(round(0.1 * k, 1) for k in range(1, 10))  # {0.1, 0.2, …, 0.9}
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class PaperGrid:
     """What a paper says about choosing its hyperparameters (SPEC §4 names, our kernel convention
     ``exp(−gamma‖x−x'‖²)``).
@@ -162,11 +163,15 @@ class PaperGrid:
 
     model: str
     estimator: str
-    searched: dict = field(default_factory=dict)
-    fixed: dict = field(default_factory=dict)
+    searched: dict = dataclasses.field(default_factory=dict)
+    fixed: dict = dataclasses.field(default_factory=dict)
     protocol: str = ""
     not_stated: tuple[str, ...] = ()
     source: str = ""
+
+    def __post_init__(self):  # the papers' numbers are read-only (and not shared between rows)
+        object.__setattr__(self, "searched", types.MappingProxyType(dict(self.searched)))
+        object.__setattr__(self, "fixed", types.MappingProxyType(dict(self.fixed)))
 
     @property
     def n_candidates(self) -> int:
@@ -176,6 +181,14 @@ class PaperGrid:
         """The grid for ``GridSearchCV``: the searched lists plus each fixed value as a 1-list."""
         return {**{k: [v] for k, v in self.fixed.items()}, **{k: list(v) for k, v in self.searched.items()}}
 
+
+_SMSVM = PaperGrid(
+    model="smsvm", estimator="SMSVM",
+    fixed={"kernel": "rbf", "kappa": 25},
+    protocol="γ and λ tuned by cross-validation; greedy basis selection with κ = 25 candidates, "
+             "stop when the relative decrease < 1e-3 or |J| = d_max.",
+    not_stated=("lam grid", "gamma grid", "d_max"),
+    source="§3.3 speed-up heuristics (κ = 25), §5 setup")
 
 PAPER_GRIDS = {
     "mlodm": PaperGrid(
@@ -208,20 +221,9 @@ PAPER_GRIDS = {
                  "kernel exp(−‖x−x'‖²/(2σ²)), i.e. gamma = 1/(2σ²).",
         not_stated=("alpha", "beta", "gamma (σ)", "the grid values"),
         source="§5 (experiments), Tables 5–6"),
-    "smsvm": PaperGrid(
-        model="smsvm", estimator="SMSVM",
-        fixed={"kernel": "rbf", "kappa": 25},
-        protocol="γ and λ tuned by cross-validation; greedy basis selection with κ = 25 candidates, "
-                 "stop when the relative decrease < 1e-3 or |J| = d_max.",
-        not_stated=("lam grid", "gamma grid", "d_max"),
-        source="§3.3 speed-up heuristics (κ = 25), §5 setup"),
-    "sm3l": PaperGrid(
-        model="sm3l", estimator="SM3L",
-        fixed={"kernel": "rbf", "kappa": 25},
-        protocol="as SMSVM: γ and λ tuned by cross-validation; R = I (no label-correlation prior) "
-                 "for SM3L, a prior P for SM3L-P.",
-        not_stated=("lam grid", "gamma grid", "d_max"),
-        source="§3.3 speed-up heuristics (κ = 25), §5 setup"),
+    "smsvm": _SMSVM,
+    "sm3l": dataclasses.replace(_SMSVM, model="sm3l", estimator="SM3L", protocol=_SMSVM.protocol
+                                + " SM3L: R = I (no label-correlation prior); SM3L-P: a prior P."),
 }
 
 

@@ -227,3 +227,11 @@ def test_progress_on_a_terminal_counts_candidates_and_changes_no_result(multicla
     assert "grid search [" in terminal.getvalue() and "9/9 100%" in terminal.getvalue()
     assert log.getvalue() == "" and type(plain) is GridSearchCV
     assert pickle.loads(pickle.dumps(shown)).best_params_ == shown.best_params_  # no stream left inside
+
+
+def test_paper_grids_are_read_only():
+    with pytest.raises(TypeError):
+        PAPER_GRIDS["smsvm"].fixed["kappa"] = 50
+    grid = paper_grid("smsvm")
+    grid["kappa"].append(50)  # the returned grid is the caller's copy
+    assert paper_grid("smsvm")["kappa"] == [25]
