@@ -1,6 +1,6 @@
 """Model selection: scikit-learn's GridSearchCV on one machine or a Dask cluster, and the papers' grids.
 
-:func:`grid_search` runs ``GridSearchCV`` inside ``joblib.parallel_config(backend=...)``:
+:func:`grid_search` runs ``GridSearchCV`` inside ``joblib.parallel_backend(backend)``:
 
 * ``backend=None`` — joblib's default (processes through loky when ``n_jobs`` > 1, else serial);
 * ``"loky"`` / ``"threading"`` — explicitly on this machine;
@@ -48,9 +48,13 @@ def metric_scorer(name: str):
     names = [n for n in metrics.__all__ if n not in ("all_metrics", "LOWER_IS_BETTER")]
     if name not in names:
         raise ValueError(f"scoring must be one of mlsvm's metrics {names} or a scikit-learn scorer; got {name!r}")
-    response = "decision_function" if name in _RANKING_METRICS else "predict"
-    return make_scorer(getattr(metrics, name), greater_is_better=name not in metrics.LOWER_IS_BETTER,
-                       response_method=response)
+    metric, greater_is_better = getattr(metrics, name), name not in metrics.LOWER_IS_BETTER
+    ranking = name in _RANKING_METRICS
+    try:
+        return make_scorer(metric, greater_is_better=greater_is_better,
+                           response_method="decision_function" if ranking else "predict")
+    except TypeError:  # scikit-learn < 1.4 has no response_method (pyproject allows ≥ 1.3)
+        return make_scorer(metric, greater_is_better=greater_is_better, needs_threshold=ranking)
 
 
 def make_cv(Y, cv=5, random_state=0):
@@ -135,7 +139,7 @@ def grid_search(estimator, param_grid, X, Y, *, cv=5, scoring=None, n_jobs=None,
     if backend == "dask":
         _check_dask_client()
     try:
-        with joblib.parallel_config(backend=backend) if backend is not None else contextlib.nullcontext():
+        with joblib.parallel_backend(backend) if backend is not None else contextlib.nullcontext():
             return search.fit(X, Y)
     finally:
         if on_terminal:

@@ -99,7 +99,7 @@ def test_dask_multilabel_with_an_mlsvm_metric(dask_client, multilabel):
 
 
 def test_joblib_threads_equal_serial(multiclass):
-    """The local backends go through the same ``parallel_config`` path; threads keep the test cheap
+    """The local backends go through the same ``joblib.parallel_backend`` path; threads keep the test cheap
     (loky's worker processes cost seconds to start; the Dask worker-process test covers pickling)."""
     X, y = multiclass
     _assert_same_search(grid_search(SVC(), SVC_GRID, X, y, cv=3),
