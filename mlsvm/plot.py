@@ -25,6 +25,8 @@ _GAP_KEYS = ("gap", "duality_gap", "relative_gap")
 def _matplotlib():
     try:
         import matplotlib
+        import matplotlib.colors
+        import matplotlib.ticker
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
@@ -130,6 +132,9 @@ def plot_convergence(reports_or_histories, ax=None):
         for axis in (objective_ax, gap_ax):
             if axis.get_legend_handles_labels()[0]:
                 axis.legend(fontsize="small")
+    matplotlib, _, _ = _matplotlib()
+    for axis in (objective_ax, gap_ax):
+        axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))  # iterations are whole
     objective_ax.grid(True, alpha=0.3)
     gap_ax.grid(True, alpha=0.3, which="both" if not twin else "major")
     return figure
@@ -182,6 +187,59 @@ def _label_set_names(Y: np.ndarray):
     return codes.ravel(), names, rows
 
 
+def _grid_regions(estimator, grid: np.ndarray):
+    """``(scores or None, region index per grid point, region names)`` from the estimator."""
+    if hasattr(estimator, "decision_function"):
+        scores = np.asarray(estimator.decision_function(grid), dtype=float)
+        if scores.ndim == 1:  # a binary scikit-learn classifier: one score, region by its sign
+            scores = scores[:, None]
+        region = (scores[:, 0] > 0).astype(int) if scores.shape[1] == 1 else np.argmax(scores, axis=1)
+        names = [str(c) for c in getattr(estimator, "classes_", range(max(2, scores.shape[1])))]
+        return scores, region, names
+    predicted = np.asarray(estimator.predict(grid))
+    if predicted.ndim == 2:
+        region, names, _ = _label_set_names(predicted)
+        return None, region, names
+    values, region = np.unique(predicted, return_inverse=True)
+    return None, region.ravel(), [str(c) for c in values]
+
+
+def _draw_level_lines(ax, xx, yy, scores: np.ndarray, colors) -> None:
+    """Binary: ``f = 0`` solid, ``f = ±1`` dashed in black; else per label k in its colour,
+    ``f_k = 0`` solid and ``f_k = 1`` dashed (a level the function never crosses is skipped)."""
+    if scores.shape[1] == 1:
+        f = scores[:, 0].reshape(xx.shape)
+        ax.contour(xx, yy, f, levels=[-1.0, 0.0, 1.0], colors="k", linestyles=["--", "-", "--"], linewidths=1.2)
+        return
+    for k in range(scores.shape[1]):
+        f = scores[:, k].reshape(xx.shape)
+        for level, style in ((0.0, "-"), (1.0, "--")):
+            if f.min() < level < f.max():
+                ax.contour(xx, yy, f, levels=[level], colors=[colors[k]], linestyles=style, linewidths=1.5)
+
+
+def _scatter_points(ax, X: np.ndarray, Y: np.ndarray, region_names: list, colors) -> None:
+    """Training points: by class (coloured as the region of that class) or by label set
+    (a one-label set in its label's colour, {} white, larger sets grey), one marker per group."""
+    if Y.ndim == 1:
+        values, group = np.unique(Y, return_inverse=True)
+        names = [str(c) for c in values]
+        index = {name: i for i, name in enumerate(region_names)}
+        point_colors = [colors[index.get(name, i) % len(colors)] for i, name in enumerate(names)]
+        title = "class"
+    else:
+        group, names, rows = _label_set_names(Y)
+        point_colors = [colors[np.flatnonzero(row)[0] % len(colors)] if row.sum() == 1
+                        else ("white" if row.sum() == 0 else "0.35") for row in rows]
+        title = "label set"
+    markers = "osD^vP*Xh<>"
+    for g, (name, color) in enumerate(zip(names, point_colors)):
+        members = group.ravel() == g
+        ax.scatter(X[members, 0], X[members, 1], s=22, color=color, edgecolors="k", linewidths=0.5,
+                   marker=markers[g % len(markers)], label=name)
+    ax.legend(title=title, fontsize="small", loc="best")
+
+
 def plot_decision_regions(estimator, X, Y_or_y, ax=None, resolution: int = 200):
     """2-D decision regions of a fitted estimator (OvN Fig. 1–3, SMSVM Fig. 1 style).
 
@@ -191,11 +249,12 @@ def plot_decision_regions(estimator, X, Y_or_y, ax=None, resolution: int = 200):
     drawn. Points: ``Y_or_y`` as classes (1-D) or as label sets (an (n, q) {0,1} indicator).
     ``X`` must have two features; ``resolution`` grid points per axis. Returns the Figure.
     """
+    matplotlib, _, _ = _matplotlib()  # before any work: a missing extra is said at once
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"X must have shape (n, 2) for a 2-D picture; got {X.shape}")
     Y = np.asarray(Y_or_y)
-    if Y.shape[0] != X.shape[0] or Y.ndim not in (1, 2):
+    if Y.ndim not in (1, 2) or Y.shape[0] != X.shape[0]:
         raise ValueError(f"Y_or_y must be a 1-D class vector or an (n, q) indicator with n = {X.shape[0]}; got {Y.shape}")
     if not isinstance(resolution, (int, np.integer)) or isinstance(resolution, bool) or resolution < 2:
         raise ValueError(f"resolution must be an int ≥ 2; got {resolution!r}")
@@ -204,55 +263,15 @@ def plot_decision_regions(estimator, X, Y_or_y, ax=None, resolution: int = 200):
     xx, yy = np.meshgrid(np.linspace(low[0], high[0], resolution), np.linspace(low[1], high[1], resolution))
     grid = np.column_stack([xx.ravel(), yy.ravel()])
 
-    scores = None
-    if hasattr(estimator, "decision_function"):
-        scores = np.asarray(estimator.decision_function(grid), dtype=float)
-        if scores.ndim == 1:  # a binary scikit-learn classifier: one score, region by its sign
-            scores = scores[:, None]
-        region = (scores[:, 0] > 0).astype(int) if scores.shape[1] == 1 else np.argmax(scores, axis=1)
-        region_names = [str(c) for c in getattr(estimator, "classes_", range(max(2, scores.shape[1])))]
-    else:
-        predicted = np.asarray(estimator.predict(grid))
-        if predicted.ndim == 2:
-            region, region_names, _ = _label_set_names(predicted)
-        else:
-            region_names_arr, region = np.unique(predicted, return_inverse=True)
-            region_names = [str(c) for c in region_names_arr]
+    scores, region, region_names = _grid_regions(estimator, grid)
     figure, ax = (_new_figure(width=6.0, height=5.5) if ax is None else (ax.figure, ax))
     n_regions = int(max(region.max() + 1, len(region_names)))
     colors = _colors(max(n_regions, scores.shape[1] if scores is not None else 1))
-    matplotlib, _, _ = _matplotlib()
-    region_cmap = matplotlib.colors.ListedColormap(colors[:n_regions])
-    ax.pcolormesh(xx, yy, region.reshape(xx.shape), cmap=region_cmap, vmin=-0.5, vmax=n_regions - 0.5,
-                  alpha=0.18, shading="auto")
+    ax.pcolormesh(xx, yy, region.reshape(xx.shape), cmap=matplotlib.colors.ListedColormap(colors[:n_regions]),
+                  vmin=-0.5, vmax=n_regions - 0.5, alpha=0.18, shading="auto")
     if scores is not None:
-        if scores.shape[1] == 1:
-            f = scores[:, 0].reshape(xx.shape)
-            ax.contour(xx, yy, f, levels=[-1.0, 0.0, 1.0], colors="k", linestyles=["--", "-", "--"], linewidths=1.2)
-        else:
-            for k in range(scores.shape[1]):
-                f = scores[:, k].reshape(xx.shape)
-                if f.min() < 0 < f.max():
-                    ax.contour(xx, yy, f, levels=[0.0], colors=[colors[k]], linestyles="-", linewidths=1.5)
-                if f.min() < 1 < f.max():
-                    ax.contour(xx, yy, f, levels=[1.0], colors=[colors[k]], linestyles="--", linewidths=1.5)
-    if Y.ndim == 1:
-        point_group, point_names = np.unique(Y, return_inverse=True)[1], [str(c) for c in np.unique(Y)]
-        # colour a class like its region when the estimator's classes_ lists it
-        index = {name: i for i, name in enumerate(region_names)}
-        point_colors = [colors[index.get(name, i) % len(colors)] for i, name in enumerate(point_names)]
-        legend_title = "class"
-    else:
-        point_group, point_names, rows = _label_set_names(Y)
-        # a one-label set takes its label's colour (as its region and lines); {} is white, larger sets grey
-        point_colors = [colors[np.flatnonzero(row)[0] % len(colors)] if row.sum() == 1
-                        else ("white" if row.sum() == 0 else "0.35") for row in rows]
-        legend_title = "label set"
-    markers = "osD^vP*Xh<>"
-    for g, (name, color) in enumerate(zip(point_names, point_colors)):
-        members = point_group == g
-        ax.scatter(X[members, 0], X[members, 1], s=22, color=color, edgecolors="k", linewidths=0.5,
-                   marker=markers[g % len(markers)], label=name)
+        _draw_level_lines(ax, xx, yy, scores, colors)
+    _scatter_points(ax, X, Y, region_names, colors)
     ax.set_xlim(low[0], high[0])
     ax.set_ylim(low[1], high[1])
     ax.set_xlabel("x₁")
@@ -264,7 +283,6 @@ def plot_decision_regions(estimator, X, Y_or_y, ax=None, resolution: int = 200):
     else:
         subtitle = "regions: argmax_k f_k;  f_k = 0 solid, f_k = 1 dashed"
     ax.set_title(f"{type(estimator).__name__}\n{subtitle}", fontsize="medium")
-    ax.legend(title=legend_title, fontsize="small", loc="best")
     return figure
 
 
