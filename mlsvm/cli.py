@@ -123,9 +123,11 @@ def _evaluate(args) -> int:
         return 0
     if not args.model:
         raise SystemExit("mlsvm: evaluate needs --saved MODEL_FILE, or --model NAME for cross-validation")
+    from mlsvm.progress import progress
+
     folds = []
     splitter = KFold(n_splits=args.cv, shuffle=True, random_state=args.seed)
-    for number, (train, test) in enumerate(splitter.split(data.X), start=1):
+    for train, test in progress(list(splitter.split(data.X)), label=f"{args.cv}-fold CV", stream=sys.stderr):
         model = _estimator(args.model, _parse_params(args.param)).fit(data.X[train], data.Y[train])
         folds.append(all_metrics(data.Y[test], model.predict(data.X[test]), model.decision_function(data.X[test])))
     print(f"{args.model}, {args.cv}-fold CV (shuffled, seed {args.seed}) on {data.name}: mean ± std over folds")
@@ -140,8 +142,10 @@ def _reproduce(args) -> int:
 
     from mlsvm.reproduce import PAPERS, render_markdown, run_paper, write_report
 
+    from mlsvm.progress import progress
+
     papers = sorted(PAPERS) if args.paper == "all" else [args.paper]
-    for paper in papers:
+    for paper in progress(papers, label="reproduce", stream=sys.stderr):
         module, rows, seconds = run_paper(paper, quick=not args.full)
         text = render_markdown(paper, module, rows, seconds, quick=not args.full)
         out = Path(args.out_dir) / f"reproduce-{paper}.md"
@@ -149,6 +153,44 @@ def _reproduce(args) -> int:
         write_report(out, text)
         print(text)
         print(f"written to {out}")
+    return 0
+
+
+def _bench(args) -> int:
+    import os
+    import platform
+    import runpy
+    from pathlib import Path
+
+    import cvxpy
+    import numpy
+    import scipy
+    import sklearn
+
+    import mlsvm
+
+    folder = Path(args.dir) if args.dir else next(
+        (base / "benchmarks" for base in (Path.cwd(), Path(mlsvm.__file__).resolve().parent.parent)
+         if (base / "benchmarks").is_dir()), None)
+    if folder is None or not folder.is_dir():
+        raise SystemExit("mlsvm: no benchmarks/ folder found: run from a checkout of mlsvm or pass --dir")
+    scripts = sorted(folder.glob("bench_*.py"))
+    if args.name:
+        scripts = [s for s in scripts if s.stem.removeprefix("bench_") in args.name]
+    if not scripts:
+        raise SystemExit(f"mlsvm: no benchmark matches {args.name}; found {[s.stem for s in sorted(folder.glob('bench_*.py'))]}")
+    print(f"# mlsvm {mlsvm.__version__} bench — {platform.platform()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}")
+    print(f"# numpy {numpy.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
+          f"cvxpy {cvxpy.__version__} ({', '.join(cvxpy.installed_solvers())})")
+    for script in scripts:
+        print(f"\n## {script.stem}", flush=True)
+        saved = sys.argv
+        sys.argv = [str(script), *args.args]
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        finally:
+            sys.argv = saved
     return 0
 
 
@@ -206,6 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--full", action="store_true", help="the paper's full protocol (default: the quick one)")
     reproduce.add_argument("--out-dir", default=".", help="directory for the report (default: current)")
     reproduce.set_defaults(handler=_reproduce)
+
+    bench = commands.add_parser("bench", help="run the ratio benchmarks of benchmarks/ with a machine/version header",
+                                description="Run benchmarks/bench_NAME.py (all, or the NAMEs given) one after another. "
+                                            "Each prints timings measured side by side in one run and their ratios "
+                                            "(hand solver vs CVXPY backends vs scikit-learn). Run by hand, not in CI.")
+    bench.add_argument("name", nargs="*", help="benchmark names, e.g. rank_svm matrix_svm (default: all)")
+    bench.add_argument("--dir", help="the benchmarks folder (default: ./benchmarks or the checkout's)")
+    bench.add_argument("--args", nargs=argparse.REMAINDER, default=[], help="arguments passed on to each script")
+    bench.set_defaults(handler=_bench)
     return parser
 
 
