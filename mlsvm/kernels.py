@@ -41,21 +41,23 @@ class Kernel:
             raise ValueError("a precomputed kernel has no feature map: pass the Gram matrix itself")
         symmetric = B is None
         B = A if B is None else B
-        inner = A @ B.T
-        if self.name == "linear":
-            gram = inner
-        elif self.name == "poly":
-            gram = (self.gamma * inner + self.coef0) ** self.degree
-        else:  # rbf: ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against cancellation
+        # A @ A.T runs as a symmetric rank-k update (syrk): the result is exactly symmetric, and
+        # every step below keeps it so, without a symmetrising pass over n² entries.
+        gram = A @ B.T
+        if self.name == "poly":
+            gram *= self.gamma
+            gram += self.coef0
+            gram **= self.degree
+        elif self.name == "rbf":  # ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against cancellation
             sq_a = np.einsum("ij,ij->i", A, A)
             sq_b = sq_a if symmetric else np.einsum("ij,ij->i", B, B)
-            dist = sq_a[:, None] + sq_b[None, :] - 2.0 * inner
-            np.maximum(dist, 0.0, out=dist)
+            gram *= -2.0
+            gram += np.add.outer(sq_a, sq_b)   # (a_i + a_j) is symmetric; adding them one by one is not
+            np.maximum(gram, 0.0, out=gram)
             if symmetric:
-                np.fill_diagonal(dist, 0.0)
-            gram = np.exp(-self.gamma * dist, out=dist)
-        if symmetric:
-            gram = 0.5 * (gram + gram.T)
+                np.fill_diagonal(gram, 0.0)
+            gram *= -self.gamma
+            np.exp(gram, out=gram)
         return gram
 
 
