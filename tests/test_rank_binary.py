@@ -157,7 +157,7 @@ def test_alternating_solver_warns_with_the_gap_when_it_stalls():
 
 def test_verify_rows_for_cvxpy_pass():
     for check in checks(quick=True):
-        if check.solver in ("cvxpy", "cvxpy-crosscheck", "binary-svm"):
+        if check.solver in ("cvxpy", "fast", "cvxpy-crosscheck", "binary-svm"):
             result = run_check(check)
             assert result.passed, (check.problem, check.solver, result.detail)
 
@@ -204,3 +204,14 @@ def test_real_data_emotions_subset(datasets_dir):
     assert abs(report.relative_gap) <= EXACT.gap
     loss = hamming_loss(data.Y[test], est.predict(X[test]))
     assert loss < np.mean(data.Y[test])   # better than predicting no label at all
+
+
+def test_estimators_are_sklearn_clonable_and_solvers_agree():
+    from sklearn.base import clone
+    from mlsvm.estimators.rank_binary import CategoricalRegressionSVM
+    for estimator in (BinaryApproachSVM(C=2.0, codes=[[1, 0]]), CategoricalRegressionSVM(C=3.0)):
+        assert clone(estimator).get_params() == estimator.get_params()
+    data = make_multilabel(20, 3, 3, random_state=5)
+    values = [BinaryApproachSVM(solver=s).fit(data.X, data.Y).fit_report_.primal_objective
+              for s in ("fast", "cvxpy", "alternating")]
+    assert max(relative_difference(values[0], v) for v in values) <= EXACT.objective

@@ -86,6 +86,13 @@ def cr_loss(y_true, y_pred, classes=None) -> float:
     return float(np.mean(np.abs(pred_rank - true_rank)) / classes.size)
 
 
+def _store_unchanged(estimator, arguments: dict) -> None:
+    """scikit-learn style: every ``__init__`` argument stored unchanged under its own name."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def fit_report(problem: formulation.BinaryApproachProblem, coef, b, alpha, lam, *, solver: str,
                n_iter: int, converged: bool, solve_time: float, stop_rule: str = "",
                stop_value: float = float("nan"), history=None) -> FitReport:
@@ -116,32 +123,22 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     ``codes=None``: every label set is allowed and label k is predicted iff ``f_k(x) > 0`` (eq. 2).
     ``codes`` (c, q) {0,1}: only those label sets are allowed and the prediction is the code chosen
     by ``decoding`` (``"ahl"`` eq. (5), ``"clipped"`` eq. (6), ``"hamming"``; see :func:`decode`).
-    ``solver="cvxpy"`` (default): the CVXPY primal (``cvxpy_solver``, default ECOS: Clarabel ends
-    about 1 in 10 small instances of this SOCP "optimal_inaccurate", ECOS none of 30), multipliers
-    from its duals;
+    ``solver="fast"`` (default) or ``"cvxpy"``: the CVXPY primal (``cvxpy_solver``, default ECOS:
+    Clarabel ends about 1 in 10 small instances of this SOCP "optimal_inaccurate", ECOS none of
+    30), multipliers from its duals;
     ``"alternating"``: the alternating dual solver (:mod:`mlsvm.solvers.binary_approach_mm`),
     stopping on the relative duality gap ``tol`` (it warns with the gap reached when LIBSVM's inner
     solves are not accurate enough, e.g. on a label that is nearly all one sign).
     """
 
-    # CVXPY is the default: the alternating solver is exact only when LIBSVM is (see its module)
-    _solvers = ("cvxpy", "alternating")
+    # "fast" (SPEC §4: the recommended exact solver) is the CVXPY primal on ECOS: the alternating
+    # solver is exact only when LIBSVM is (see its module), so it is not the recommendation
+    _solvers = ("fast", "cvxpy", "alternating")
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, codes=None,
-                 decoding="ahl", solver="cvxpy", tol=1e-7, max_iter=200, random_state=None,
+                 decoding="ahl", solver="fast", tol=1e-7, max_iter=200, random_state=None,
                  cvxpy_solver="ECOS"):
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.codes = codes
-        self.decoding = decoding
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.cvxpy_solver = cvxpy_solver
+        _store_unchanged(self, locals())
 
     def _check_params(self, n_labels: int) -> None:
         check_scalar(self.C, "C", low=0.0, low_open=True)
@@ -152,9 +149,9 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:
         self._check_params(Y.shape[1])
         problem = formulation.BinaryApproachProblem(gram, Y, float(self.C))
-        if self.solver == "cvxpy":
+        if self.solver in ("fast", "cvxpy"):
             coef, b, alpha, lam, seconds = solve_cvxpy(problem, self.cvxpy_solver)
-            report = fit_report(problem, coef, b, alpha, lam, solver="cvxpy", n_iter=0,
+            report = fit_report(problem, coef, b, alpha, lam, solver=self.solver, n_iter=0,
                                 converged=True, solve_time=seconds, stop_rule=f"CVXPY {self.cvxpy_solver} optimal")
         else:
             result = solve_binary_approach(problem, tol=self.tol, max_iter=self.max_iter)
@@ -181,18 +178,9 @@ class CategoricalRegressionSVM(BinaryApproachSVM):
     ``y``), class i coded by (7), trained as the binary approach, predicted by (6) over the Q codes.
     ``decision_function`` returns the Q real outputs ``f_k``; :func:`cr_loss` scores predictions."""
 
-    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="cvxpy",
+    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast",
                  tol=1e-7, max_iter=200, random_state=None, cvxpy_solver="ECOS"):
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.cvxpy_solver = cvxpy_solver
+        _store_unchanged(self, locals())
 
     def _check_params(self, n_labels: int) -> None:
         check_scalar(self.C, "C", low=0.0, low_open=True)

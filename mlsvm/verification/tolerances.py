@@ -52,6 +52,7 @@ TOLERANCES = {
     ("binary_svm", "cvxpy-crosscheck"): CROSSCHECK,
     ("rank_binary", "cvxpy"): EXACT,
     ("rank_binary", "cvxpy-crosscheck"): CROSSCHECK,
+    ("rank_binary", "fast"): EXACT,
     ("rank_binary", "alternating"): EXACT,
     ("rank_binary", "binary-svm"): Tolerance(objective=1e-6, kkt=None, gap=None),
     ("rank_svm", "cvxpy-crosscheck"): CROSSCHECK,
