@@ -18,7 +18,7 @@ from mlsvm.data import check_scalar, check_X, to_signed
 from mlsvm.estimators._base import KernelMultilabelEstimator, check_solver
 from mlsvm.formulations import rank_binary as formulation
 from mlsvm.solvers.binary_approach_mm import solve_binary_approach
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.cvxpy_tools import GroundTruthError, solve
 from mlsvm.verification.report import FitReport
 
 __all__ = ["DECODINGS", "decode", "categorical_codes", "cr_loss", "BinaryApproachSVM",
@@ -105,15 +105,35 @@ def fit_report(problem: formulation.BinaryApproachProblem, coef, b, alpha, lam, 
         stop_value=stop_value, history=history or {})
 
 
-def solve_cvxpy(problem: formulation.BinaryApproachProblem, backend: str = "ECOS"):
-    """Problem 3's CVXPY primal: ``(coef, b, alpha, lam, seconds)``, multipliers from its duals."""
+#: backends tried in turn by ``solver="fast"`` (the first whose status is "optimal" is used)
+FAST_BACKENDS = ("ECOS", "CLARABEL", "SCS")
+
+
+def solve_first_optimal(build, backends):
+    """Solve a fresh ``build()`` with each of ``backends`` in turn; return ``(built, value, backend)``
+    for the first that certifies "optimal" (an inaccurate status is never accepted). Raises
+    :class:`GroundTruthError` when none does."""
+    backends = (backends,) if isinstance(backends, str) else tuple(backends)
+    for backend in backends:
+        built = build()
+        problem = built[0] if isinstance(built, tuple) else built
+        try:
+            return built, solve(problem, backend), backend
+        except GroundTruthError:
+            continue
+    raise GroundTruthError(f"no CVXPY backend of {backends} solved the problem to status 'optimal'")
+
+
+def solve_cvxpy(problem: formulation.BinaryApproachProblem, backends=("ECOS",)):
+    """Problem 3's CVXPY primal (first of ``backends`` to certify "optimal"):
+    ``(coef, b, alpha, lam, seconds, backend)``, multipliers from its duals."""
     start = time.perf_counter()
-    cvx, var = formulation.primal_problem(problem)
-    solve(cvx, backend)
+    (_, var), _, backend = solve_first_optimal(lambda: formulation.primal_problem(problem), backends)
     coef = formulation.coefficients_from_factor(var["factor"], var["V"].value)
     alpha = np.asarray(var["margin"].dual_value, dtype=np.float64)
     lam = np.array([float(np.ravel(c.dual_value)[0]) for c in var["norm"]])
-    return coef, np.asarray(var["b"].value, dtype=np.float64), alpha, lam, time.perf_counter() - start
+    b = np.asarray(var["b"].value, dtype=np.float64)
+    return coef, b, alpha, lam, time.perf_counter() - start, backend
 
 
 class BinaryApproachSVM(KernelMultilabelEstimator):
@@ -123,9 +143,10 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     ``codes=None``: every label set is allowed and label k is predicted iff ``f_k(x) > 0`` (eq. 2).
     ``codes`` (c, q) {0,1}: only those label sets are allowed and the prediction is the code chosen
     by ``decoding`` (``"ahl"`` eq. (5), ``"clipped"`` eq. (6), ``"hamming"``; see :func:`decode`).
-    ``solver="fast"`` (default) or ``"cvxpy"``: the CVXPY primal (``cvxpy_solver``, default ECOS:
-    Clarabel ends about 1 in 10 small instances of this SOCP "optimal_inaccurate", ECOS none of
-    30), multipliers from its duals;
+    ``solver="cvxpy"``: the CVXPY primal on ``cvxpy_solver`` (default ECOS: Clarabel ends about 1 in
+    10 small instances of this SOCP "optimal_inaccurate", ECOS none of 30), multipliers from its
+    duals; ``"fast"`` (default): the same, trying ECOS, Clarabel, SCS in turn until one certifies
+    "optimal" (``fit_report_.stop_rule`` names it);
     ``"alternating"``: the alternating dual solver (:mod:`mlsvm.solvers.binary_approach_mm`),
     stopping on the relative duality gap ``tol`` (it warns with the gap reached when LIBSVM's inner
     solves are not accurate enough, e.g. on a label that is nearly all one sign).
@@ -150,9 +171,10 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
         self._check_params(Y.shape[1])
         problem = formulation.BinaryApproachProblem(gram, Y, float(self.C))
         if self.solver in ("fast", "cvxpy"):
-            coef, b, alpha, lam, seconds = solve_cvxpy(problem, self.cvxpy_solver)
+            backends = FAST_BACKENDS if self.solver == "fast" else (self.cvxpy_solver,)
+            coef, b, alpha, lam, seconds, backend = solve_cvxpy(problem, backends)
             report = fit_report(problem, coef, b, alpha, lam, solver=self.solver, n_iter=0,
-                                converged=True, solve_time=seconds, stop_rule=f"CVXPY {self.cvxpy_solver} optimal")
+                                converged=True, solve_time=seconds, stop_rule=f"CVXPY {backend} optimal")
         else:
             result = solve_binary_approach(problem, tol=self.tol, max_iter=self.max_iter)
             coef, b = result.primal["coef"], result.primal["b"]

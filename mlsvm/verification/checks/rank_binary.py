@@ -23,7 +23,7 @@ MODEL = "rank_binary"
 
 def cvxpy_report(problem: formulation.BinaryApproachProblem, backend: str = "CLARABEL") -> FitReport:
     """The CVXPY primal's point and multipliers, graded by the formulation's numpy functions."""
-    coef, b, alpha, lam, seconds = solve_cvxpy(problem, backend)
+    coef, b, alpha, lam, seconds, _ = solve_cvxpy(problem, backend)
     return fit_report(problem, coef, b, alpha, lam, solver=f"cvxpy-{backend}", n_iter=0,
                       converged=True, solve_time=seconds)
 
