@@ -21,7 +21,10 @@ function is ``Σ α − Σ_k ‖u_k‖²/(4λ_k)``, and maximising over the simp
 tested on two backends). Dual → primal: ``S = Σ_k ‖u_k‖``, ``λ_k = ‖u_k‖/S`` and
 ``w_k = u_k/(2λ_k) = S/(2‖u_k‖) · u_k``, so every label with ``u_k ≠ 0`` has ``‖w_k‖ = S/2``: the max
 is attained by all of them. Labels with ``u_k = 0`` get ``w_k = 0``; each bias is the exact
-minimiser of its label's hinge loss given ``w_k`` (:func:`optimal_bias`).
+minimiser of its label's hinge loss given ``w_k`` (:func:`optimal_bias`). The map is exact for
+every label with ``λ_k > 0``; a label with ``λ_k = 0`` may have its optimal ``w_k`` strictly inside
+the norm ball (a minimiser of its hinge loss alone), which α does not determine — then
+``w_k = 0`` is not optimal and :func:`kkt_residuals` shows it.
 
 Equivalences (tested): Q = 1 — or all labels identical, or all labels but one trivial — is a
 binary C-SVM ``½‖w‖² + C_svm Σ ξ`` with ``C_svm = C/(2Q)`` for one non-trivial label among Q
