@@ -206,3 +206,31 @@ def test_estimators_are_sklearn_clonable_and_solvers_agree():
     values = [BinaryApproachSVM(solver=s).fit(data.X, data.Y).fit_report_.primal_objective
               for s in ("fast", "cvxpy", "alternating")]
     assert max(relative_difference(values[0], v) for v in values) <= EXACT.objective
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 10_000), q=st.integers(1, 4), C=st.floats(0.01, 10.0),
+       kernel=st.sampled_from(["linear", "rbf"]))
+def test_weak_duality_and_dual_map_feasibility(seed, q, C, kernel):
+    """For any feasible α and any (w, b): dual(α) ≤ primal(w, b); the dual map gives λ on the simplex
+    and, for labels with λ_k > 0, ‖w_k‖ = Σ‖u_l‖/2 (no solver involved)."""
+    rng = np.random.default_rng(seed)
+    data = make_multilabel(12, 2, q, random_state=seed)
+    problem = rb.BinaryApproachProblem(make_kernel(kernel, "scale", X=data.X)(data.X), data.Y, C)
+    Ys = problem.signed
+    alpha = np.zeros(Ys.shape)
+    for k in range(q):   # feasible by construction: equal mass on both signs, inside the box
+        pos, neg = Ys[:, k] > 0, Ys[:, k] < 0
+        if pos.any() and neg.any():
+            mass = rng.uniform(0, 1) * problem.box * min(pos.sum(), neg.sum())
+            alpha[pos, k], alpha[neg, k] = mass / pos.sum(), mass / neg.sum()
+    assert np.all(np.abs((Ys * alpha).sum(axis=0)) <= 1e-12) and alpha.max() <= problem.box * (1 + 1e-12)
+    dual = rb.dual_objective(problem, alpha)
+    coef, b = rng.standard_normal(Ys.shape) * 0.3, rng.standard_normal(q)
+    assert dual <= rb.primal_objective(problem, coef, b) + 1e-12
+    mapped, mapped_b, lam = rb.primal_from_dual(problem, alpha)
+    assert dual <= rb.primal_objective(problem, mapped, mapped_b) + 1e-9
+    assert abs(lam.sum() - 1) <= 1e-12 and lam.min() >= 0
+    u_norms = np.sqrt(rb.label_norms(problem.gram, Ys * alpha))
+    norms = np.sqrt(rb.label_norms(problem.gram, mapped))
+    assert np.allclose(norms[lam > 0], u_norms.sum() / 2, rtol=1e-8) or u_norms.sum() == 0
