@@ -143,6 +143,7 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     ``codes=None``: every label set is allowed and label k is predicted iff ``f_k(x) > 0`` (eq. 2).
     ``codes`` (c, q) {0,1}: only those label sets are allowed and the prediction is the code chosen
     by ``decoding`` (``"ahl"`` eq. (5), ``"clipped"`` eq. (6), ``"hamming"``; see :func:`decode`).
+    A 1-D class vector ``y`` (multiclass) is one-hot coded and predicted by the argmax (codes unused).
     ``solver="cvxpy"``: the CVXPY primal on ``cvxpy_solver`` (default ECOS: Clarabel ends about 1 in
     10 small instances of this SOCP "optimal_inaccurate", ECOS none of 30), multipliers from its
     duals; ``"fast"`` (default): the same, trying ECOS, Clarabel, SCS in turn until one certifies
