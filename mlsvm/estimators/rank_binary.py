@@ -1,0 +1,233 @@
+"""Elisseeff & Weston's binary approach (§3, Problem 3) and categorical regression (§5).
+
+* :class:`BinaryApproachSVM` trains Problem 3 (max-norm margin, one hyperplane per label) and
+  decodes by (2) (the sign of every ``f_k``) or, over an allowed code set, by (5) (AHL decoding),
+  (6) (clipped-output decoding) or the Hamming distance of the signs (ECOC-style).
+* :class:`CategoricalRegressionSVM` codes class i of Q ordered classes as (7) — i ones then −1's —,
+  trains the binary approach on the codes and decodes by (6) over the Q codes.
+* :func:`cr_loss`: ``CR(h, x, y) = |h(x) − y| / Q`` (§5), averaged over samples.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from mlsvm.data import check_scalar, check_X, to_signed
+from mlsvm.estimators._base import KernelMultilabelEstimator, check_solver
+from mlsvm.formulations import rank_binary as formulation
+from mlsvm.solvers.binary_approach_mm import solve_binary_approach
+from mlsvm.verification.cvxpy_tools import GroundTruthError, solve
+from mlsvm.verification.report import FitReport
+
+__all__ = ["DECODINGS", "decode", "categorical_codes", "cr_loss", "BinaryApproachSVM",
+           "CategoricalRegressionSVM", "fit_report"]
+
+#: decoding rules over an allowed code set: eq. (5), eq. (6), Hamming distance of sign(f) (eq. 2)
+DECODINGS = ("ahl", "clipped", "hamming")
+
+
+def _check_codes(codes, n_labels: int) -> np.ndarray:
+    codes = np.asarray(codes)
+    if codes.ndim != 2 or codes.shape[1] != n_labels or codes.shape[0] == 0:
+        raise ValueError(f"codes must be a non-empty (n_codes, {n_labels}) array of allowed label sets; "
+                         f"got shape {codes.shape}")
+    if not np.all((codes == 0) | (codes == 1)):
+        raise ValueError("codes must contain only 0 and 1 (one allowed label set per row)")
+    return codes.astype(np.int8)
+
+
+def decode(scores: np.ndarray, codes: np.ndarray, decoding: str = "ahl") -> np.ndarray:
+    """Index of the chosen allowed code for every row of ``scores`` (m, Q); ``codes`` (c, Q) {0,1}.
+
+    * ``"ahl"``, eq. (5): ``argmin_Y Σ_k |1 − y_k f_k|₊``;
+    * ``"clipped"``, eq. (6): ``argmin_Y Σ_k |y_k − σ(f_k)|``, σ = clip to [−1, 1]. The paper calls
+      (6) a rewriting of (5); they agree when every ``|f_k| ≤ 1`` but not in general: for
+      ``y_k f_k < −1`` (5) charges ``1 − y_k f_k`` and (6) only 2 (tested);
+    * ``"hamming"``: ``argmin_Y |{k : y_k ≠ sign(f_k)}|`` — decoding (2), then the nearest code.
+
+    Ties go to the first code.
+    """
+    if decoding not in DECODINGS:
+        raise ValueError(f"decoding must be one of {DECODINGS}; got {decoding!r}")
+    signed = to_signed(codes)                             # (c, Q)
+    F = np.asarray(scores, dtype=np.float64)[:, None, :]  # (m, 1, Q)
+    if decoding == "ahl":
+        cost = np.maximum(0.0, 1.0 - signed[None] * F).sum(axis=2)
+    elif decoding == "clipped":
+        cost = np.abs(signed[None] - np.clip(F, -1.0, 1.0)).sum(axis=2)
+    else:
+        cost = (np.where(F > 0, 1.0, -1.0) != signed[None]).sum(axis=2)
+    return np.argmin(cost, axis=1)
+
+
+def categorical_codes(n_classes: int) -> np.ndarray:
+    """Code (7) as a {0,1} matrix: row i−1 (class i, 1-based) has i ones then zeros (−1's)."""
+    check_scalar(n_classes, "n_classes", low=2, integer=True)
+    return np.tril(np.ones((n_classes, n_classes), dtype=np.int8))
+
+
+def cr_loss(y_true, y_pred, classes=None) -> float:
+    """Categorical-regression loss (E&W §5): ``1/m Σ |h(x) − y| / Q`` with classes ranked 1..Q in
+    the order of ``classes`` (default: the sorted distinct values of ``y_true`` and ``y_pred``).
+    Equals the Hamming loss between the codes (7) of ``y_pred`` and ``y_true`` (tested)."""
+    y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
+    if y_true.shape != y_pred.shape:
+        raise ValueError(f"y_pred has {y_pred.size} entries; expected {y_true.size} like y_true")
+    classes = np.unique(np.concatenate([y_true, y_pred])) if classes is None else np.asarray(classes)
+    position = {value: index for index, value in enumerate(classes.tolist())}
+    unknown = set(y_true.tolist()) | set(y_pred.tolist())
+    unknown -= set(position)
+    if unknown:
+        raise ValueError(f"y_true/y_pred contain values {sorted(unknown)[:5]} that are not in classes")
+    true_rank = np.array([position[v] for v in y_true.tolist()])
+    pred_rank = np.array([position[v] for v in y_pred.tolist()])
+    return float(np.mean(np.abs(pred_rank - true_rank)) / classes.size)
+
+
+def _store_unchanged(estimator, arguments: dict) -> None:
+    """scikit-learn style: every ``__init__`` argument stored unchanged under its own name."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
+def fit_report(problem: formulation.BinaryApproachProblem, coef, b, alpha, lam, *, solver: str,
+               n_iter: int, converged: bool, solve_time: float, stop_rule: str = "",
+               stop_value: float = float("nan"), history=None) -> FitReport:
+    """The FitReport of a primal point and its multipliers, graded by the formulation itself."""
+    return FitReport(
+        primal_objective=formulation.primal_objective(problem, coef, b),
+        dual_objective=formulation.dual_objective(problem, np.clip(alpha, 0.0, problem.box)),
+        kkt=formulation.kkt_residuals(problem, coef, b, alpha, lam), n_iter=n_iter,
+        converged=converged, solve_time=solve_time, solver=solver, stop_rule=stop_rule,
+        stop_value=stop_value, history=history or {})
+
+
+#: backends tried in turn by ``solver="fast"`` (the first whose status is "optimal" is used)
+FAST_BACKENDS = ("ECOS", "CLARABEL", "SCS")
+
+
+def solve_first_optimal(build, backends):
+    """Solve a fresh ``build()`` with each of ``backends`` in turn; return ``(built, value, backend)``
+    for the first that certifies "optimal" (an inaccurate status is never accepted). Raises
+    :class:`GroundTruthError` when none does."""
+    backends = (backends,) if isinstance(backends, str) else tuple(backends)
+    for backend in backends:
+        built = build()
+        problem = built[0] if isinstance(built, tuple) else built
+        try:
+            return built, solve(problem, backend), backend
+        except GroundTruthError:
+            continue
+    raise GroundTruthError(f"no CVXPY backend of {backends} solved the problem to status 'optimal'")
+
+
+def solve_cvxpy(problem: formulation.BinaryApproachProblem, backends=("ECOS",)):
+    """Problem 3's CVXPY primal (first of ``backends`` to certify "optimal"):
+    ``(coef, b, alpha, lam, seconds, backend)``, multipliers from its duals."""
+    start = time.perf_counter()
+    (_, var), _, backend = solve_first_optimal(lambda: formulation.primal_problem(problem), backends)
+    coef = formulation.coefficients_from_factor(var["factor"], var["V"].value)
+    alpha = np.asarray(var["margin"].dual_value, dtype=np.float64)
+    lam = np.array([float(np.ravel(c.dual_value)[0]) for c in var["norm"]])
+    b = np.asarray(var["b"].value, dtype=np.float64)
+    return coef, b, alpha, lam, time.perf_counter() - start, backend
+
+
+class BinaryApproachSVM(KernelMultilabelEstimator):
+    """Problem 3 of Elisseeff & Weston: ``min max_k ‖w_k‖² + (C/Q) Σ_ik ξ_ik`` (hinge on
+    ``y_ik f_k(x_i)``), any kernel.
+
+    ``codes=None``: every label set is allowed and label k is predicted iff ``f_k(x) > 0`` (eq. 2).
+    ``codes`` (c, q) {0,1}: only those label sets are allowed and the prediction is the code chosen
+    by ``decoding`` (``"ahl"`` eq. (5), ``"clipped"`` eq. (6), ``"hamming"``; see :func:`decode`).
+    A 1-D class vector ``y`` (multiclass) is one-hot coded and predicted by the argmax (codes unused).
+    ``solver="cvxpy"``: the CVXPY primal on ``cvxpy_solver`` (default ECOS: Clarabel ends about 1 in
+    10 small instances of this SOCP "optimal_inaccurate", ECOS none of 30), multipliers from its
+    duals; ``"fast"`` (default): the same, trying ECOS, Clarabel, SCS in turn until one certifies
+    "optimal" (``fit_report_.stop_rule`` names it);
+    ``"alternating"``: the alternating dual solver (:mod:`mlsvm.solvers.binary_approach_mm`),
+    stopping on the relative duality gap ``tol`` (it warns with the gap reached when LIBSVM's inner
+    solves are not accurate enough, e.g. on a label that is nearly all one sign).
+    """
+
+    # "fast" (SPEC §4: the recommended exact solver) is the CVXPY primal on ECOS: the alternating
+    # solver is exact only when LIBSVM is (see its module), so it is not the recommendation
+    _solvers = ("fast", "cvxpy", "alternating")
+
+    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, codes=None,
+                 decoding="ahl", solver="fast", tol=1e-7, max_iter=200, random_state=None,
+                 cvxpy_solver="ECOS"):
+        _store_unchanged(self, locals())
+
+    def _check_params(self, n_labels: int) -> None:
+        check_scalar(self.C, "C", low=0.0, low_open=True)
+        if self.decoding not in DECODINGS:
+            raise ValueError(f"decoding must be one of {DECODINGS}; got {self.decoding!r}")
+        self.codes_ = None if self.codes is None else _check_codes(self.codes, n_labels)
+
+    def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:
+        self._check_params(Y.shape[1])
+        problem = formulation.BinaryApproachProblem(gram, Y, float(self.C))
+        if self.solver in ("fast", "cvxpy"):
+            backends = FAST_BACKENDS if self.solver == "fast" else (self.cvxpy_solver,)
+            coef, b, alpha, lam, seconds, backend = solve_cvxpy(problem, backends)
+            report = fit_report(problem, coef, b, alpha, lam, solver=self.solver, n_iter=0,
+                                converged=True, solve_time=seconds, stop_rule=f"CVXPY {backend} optimal")
+        else:
+            result = solve_binary_approach(problem, tol=self.tol, max_iter=self.max_iter)
+            coef, b = result.primal["coef"], result.primal["b"]
+            alpha, lam = result.dual["alpha"], result.dual["lam"]
+            report = fit_report(problem, coef, b, alpha, lam, solver="alternating", n_iter=result.n_iter,
+                                converged=result.converged, solve_time=result.solve_time,
+                                stop_rule=result.stop_rule, stop_value=result.stop_value,
+                                history=result.history)
+        self.dual_coef_, self.intercept_, self.alpha_, self.label_weights_ = coef, b, alpha, lam
+        return report
+
+    def _decision(self, gram_test: np.ndarray) -> np.ndarray:
+        return gram_test @ self.dual_coef_ + self.intercept_
+
+    def _decide(self, scores: np.ndarray) -> np.ndarray:
+        if self.codes_ is None:
+            return (scores > 0).astype(np.int8)                      # eq. (2)
+        return self.codes_[decode(scores, self.codes_, self.decoding)]
+
+
+class CategoricalRegressionSVM(BinaryApproachSVM):
+    """Categorical regression (E&W §5): ordered classes ``classes_`` (sorted distinct values of
+    ``y``), class i coded by (7), trained as the binary approach, predicted by (6) over the Q codes.
+    ``decision_function`` returns the Q real outputs ``f_k``; :func:`cr_loss` scores predictions."""
+
+    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast",
+                 tol=1e-7, max_iter=200, random_state=None, cvxpy_solver="ECOS"):
+        _store_unchanged(self, locals())
+
+    def _check_params(self, n_labels: int) -> None:
+        check_scalar(self.C, "C", low=0.0, low_open=True)
+        self.codes_ = categorical_codes(n_labels)
+
+    def fit(self, X, y):
+        """Fit on ``X`` (n, d) (or a Gram matrix with ``kernel="precomputed"``) and a 1-D ``y`` of
+        ordered class values (at least two distinct)."""
+        check_solver(self.solver, self._solvers)
+        check_scalar(self.tol, "tol", low=0.0, low_open=True)
+        check_scalar(self.max_iter, "max_iter", low=1, integer=True)
+        X = check_X(X, "X")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.size != X.shape[0]:
+            raise ValueError(f"y must be a 1-D vector of {X.shape[0]} ordered class values; got shape {y.shape}")
+        classes, index = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(f"y has a single class {classes.tolist()}; categorical regression needs at least two")
+        codes = categorical_codes(classes.size)
+        gram = self._train_gram(X)
+        self.classes_, self.n_labels_, self._multiclass = classes, classes.size, False
+        self.fit_report_ = self._fit(gram, codes[index])
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Class values: the code (7) nearest to the outputs by eq. (6)."""
+        return self.classes_[decode(self.decision_function(X), self.codes_, "clipped")]

@@ -1,0 +1,215 @@
+"""The binary approach of Elisseeff & Weston (§3, Problem 3): one hyperplane per label, max-norm margin.
+
+With signed labels ``y_ik ∈ {−1, +1}`` (``Ys = 2Y − 1``), Gram matrix ``K`` and feature map φ,
+``f_ik = ⟨w_k, φ(x_i)⟩ + b_k``.
+
+Primal (Problem 3, exactly as printed and as SPEC §2.1 states it — no ½)::
+
+    min_{w,b,ξ}  max_k ‖w_k‖²  +  (C/Q) Σ_ik ξ_ik     s.t.  y_ik f_ik ≥ 1 − ξ_ik,  ξ ≥ 0
+
+Convex; CVXPY gets it in epigraph form ``min t + (C/Q) Σ ξ`` with ``‖w_k‖² ≤ t`` for every k, in
+the coordinates of a factor ``K = L Lᵀ`` (``φ(x_i) ↦ L_i``, :func:`mlsvm.kernels.gram_factor`).
+
+Dual (derived here; the paper gives none). With multipliers ``α_ik`` of the margin constraints and
+``λ_k`` of ``‖w_k‖² ≤ t``, stationarity gives ``Σ_k λ_k = 1``, ``0 ≤ α_ik ≤ C/Q``,
+``Σ_i α_ik y_ik = 0`` (from ``b_k``) and ``2 λ_k w_k = u_k := Σ_i α_ik y_ik φ(x_i)``. The dual
+function is ``Σ α − Σ_k ‖u_k‖²/(4λ_k)``, and maximising over the simplex (``λ_k ∝ ‖u_k‖``) leaves::
+
+    max_α  Σ_ik α_ik − ¼ (Σ_k ‖u_k‖)²      s.t.  0 ≤ α_ik ≤ C/Q,  Σ_i α_ik y_ik = 0 for every k
+
+(``‖u_k‖² = c_kᵀ K c_k`` with ``c_k = y_k ∘ α_k``). Primal = dual at the optimum (strong duality;
+tested on two backends). Dual → primal: ``S = Σ_k ‖u_k‖``, ``λ_k = ‖u_k‖/S`` and
+``w_k = u_k/(2λ_k) = S/(2‖u_k‖) · u_k``, so every label with ``u_k ≠ 0`` has ``‖w_k‖ = S/2``: the max
+is attained by all of them. Labels with ``u_k = 0`` get ``w_k = 0``; each bias is the exact
+minimiser of its label's hinge loss given ``w_k`` (:func:`optimal_bias`). The map is exact for
+every label with ``λ_k > 0``; a label with ``λ_k = 0`` may have its optimal ``w_k`` strictly inside
+the norm ball (a minimiser of its hinge loss alone), which α does not determine — then
+``w_k = 0`` is not optimal and :func:`kkt_residuals` shows it.
+
+Equivalences (tested): Q = 1 — or all labels identical, or all labels but one trivial — is a
+binary C-SVM ``½‖w‖² + C_svm Σ ξ`` with ``C_svm = C/(2Q)`` for one non-trivial label among Q
+(``C/2`` when Q = 1 or the Q labels are equal), and Problem 3's optimum is twice the SVM's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+
+from mlsvm.data import to_signed
+from mlsvm.kernels import gram_factor
+
+__all__ = [
+    "BinaryApproachProblem", "primal_problem", "dual_problem", "primal_objective", "dual_objective",
+    "label_norms", "primal_from_dual", "optimal_bias", "coefficients_from_factor", "kkt_residuals",
+]
+
+
+@dataclass(frozen=True)
+class BinaryApproachProblem:
+    """Data of Problem 3: Gram matrix ``gram`` (n, n), {0,1} indicator ``Y`` (n, Q), ``C > 0``."""
+
+    gram: np.ndarray
+    Y: np.ndarray
+    C: float
+
+    def __post_init__(self):
+        if not (np.isfinite(self.C) and self.C > 0):
+            raise ValueError(f"C must be a finite number > 0; got {self.C!r}")
+        if self.Y.ndim != 2 or self.Y.shape[0] != self.gram.shape[0]:
+            raise ValueError(f"Y must be (n_samples, n_labels) with n_samples = {self.gram.shape[0]}; "
+                             f"got shape {self.Y.shape}")
+
+    @property
+    def signed(self) -> np.ndarray:
+        """``Ys = 2Y − 1``, shape (n, Q)."""
+        return to_signed(self.Y)
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.Y.shape[1])
+
+    @property
+    def box(self) -> float:
+        """Upper bound ``C/Q`` of every ``α_ik``."""
+        return self.C / self.n_labels
+
+
+def primal_problem(problem: BinaryApproachProblem):
+    """CVXPY epigraph primal. Returns ``(cp.Problem, variables)``: ``V`` (r, Q) factor coordinates
+    of the ``w_k``, ``b`` (Q,), ``xi`` (n, Q), ``t``; and the constraints ``margin`` (dual value α)
+    and ``norm`` (one per label, dual value λ_k)."""
+    factor = gram_factor(problem.gram)
+    n, q = problem.Y.shape
+    V = cp.Variable((factor.shape[1], q))
+    b = cp.Variable(q)
+    xi = cp.Variable((n, q))
+    t = cp.Variable()
+    scores = factor @ V + np.ones((n, 1)) @ cp.reshape(b, (1, q), order="C")
+    margin = cp.multiply(problem.signed, scores) >= 1 - xi
+    norms = [cp.sum_squares(V[:, k]) <= t for k in range(q)]
+    cvx = cp.Problem(cp.Minimize(t + problem.box * cp.sum(xi)), [margin, xi >= 0, *norms])
+    return cvx, {"V": V, "b": b, "xi": xi, "t": t, "factor": factor, "margin": margin, "norm": norms}
+
+
+def dual_problem(problem: BinaryApproachProblem):
+    """CVXPY dual before λ is eliminated, as a maximisation (the dual optimum is ``problem.value``)::
+
+        max_{α, λ}  Σ α − ¼ Σ_k ‖Lᵀ(y_k ∘ α_k)‖² / λ_k     (a perspective: jointly concave)
+        s.t.  0 ≤ α ≤ C/Q,  Σ_i α_ik y_ik = 0,  λ ≥ 0,  Σ_k λ_k = 1
+
+    Maximising over λ gives the reduced dual of the module docstring, which
+    :func:`dual_objective` evaluates. (The reduced form ``min ¼ s² − Σ α``, ``s ≥ Σ_k ‖·‖`` is
+    equivalent but Clarabel ends it "optimal_inaccurate" at the tight settings; this one solves
+    cleanly on Clarabel, ECOS and SCS.) Returns ``(cp.Problem, alpha, lam)``."""
+    factor = gram_factor(problem.gram)
+    n, q = problem.Y.shape
+    alpha = cp.Variable((n, q))
+    lam = cp.Variable(q)
+    coef = cp.multiply(problem.signed, alpha)
+    penalty = sum(cp.quad_over_lin(factor.T @ coef[:, k], lam[k]) for k in range(q))
+    constraints = [alpha >= 0, alpha <= problem.box, cp.sum(coef, axis=0) == 0, lam >= 0, cp.sum(lam) == 1]
+    return cp.Problem(cp.Maximize(cp.sum(alpha) - 0.25 * penalty), constraints), alpha, lam
+
+
+def primal_objective(problem: BinaryApproachProblem, coef: np.ndarray, b: np.ndarray) -> float:
+    """Problem 3 at ``w_k = Σ_i coef_ik φ(x_i)`` and biases ``b`` (ξ at its optimal value)."""
+    scores = problem.gram @ coef + b
+    slack = np.maximum(0.0, 1.0 - problem.signed * scores)
+    return float(np.max(label_norms(problem.gram, coef)) + problem.box * slack.sum())
+
+
+def label_norms(gram: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """``‖w_k‖² = coef_kᵀ K coef_k`` for every label k (clipped at 0 against round-off)."""
+    return np.maximum(np.einsum("ik,ik->k", coef, gram @ coef), 0.0)
+
+
+def dual_objective(problem: BinaryApproachProblem, alpha: np.ndarray) -> float:
+    """``Σ α − ¼ (Σ_k ‖u_k‖)²`` (to maximise) at ``alpha`` (n, Q)."""
+    u_norms = np.sqrt(label_norms(problem.gram, problem.signed * alpha))
+    return float(alpha.sum() - 0.25 * u_norms.sum() ** 2)
+
+
+def optimal_bias(scores: np.ndarray, y: np.ndarray) -> float:
+    """Exact ``argmin_b Σ_i max(0, 1 − y_i (g_i + b))`` for fixed scores ``g`` (one label).
+
+    The loss is convex piecewise linear with kinks at ``b = y_i − g_i``; its minimisers form a
+    segment whose finite ends are kinks. Returns the midpoint of the optimal kinks. (A label with
+    one sign only has an unbounded segment, ``[max_i(y_i − g_i), ∞)`` for all ``y = +1``; only its
+    finite end is a kink, so that end is returned.)
+    """
+    kinks = np.unique(y - scores)
+    losses = np.maximum(0.0, 1.0 - y[None, :] * (scores[None, :] + kinks[:, None])).sum(axis=1)
+    best = losses.min()
+    optimal = kinks[losses <= best + 1e-12 * max(1.0, best)]
+    return float(0.5 * (optimal.min() + optimal.max()))
+
+
+def primal_from_dual(problem: BinaryApproachProblem, alpha: np.ndarray, rtol: float = 1e-10):
+    """Dual → primal map of the module docstring: ``coef`` (n, Q) with ``w_k = Σ_i coef_ik φ(x_i)``,
+    biases ``b`` (Q,) and ``lam`` (Q,) on the simplex. Labels with ``‖u_k‖ ≤ rtol · max_l ‖u_l‖``
+    are treated as ``u_k = 0`` (``w_k = 0``, ``λ_k = 0``)."""
+    direction = problem.signed * alpha
+    u_norms = np.sqrt(label_norms(problem.gram, direction))
+    active = u_norms > rtol * max(u_norms.max(), 1e-300)
+    total = u_norms[active].sum()
+    lam = np.zeros(problem.n_labels)
+    coef = np.zeros_like(direction)
+    if total > 0:
+        lam[active] = u_norms[active] / total
+        coef[:, active] = direction[:, active] / (2.0 * lam[active])
+    else:  # α = 0 (every label trivial): w = 0, t = 0, and any λ on the simplex is optimal
+        lam[:] = 1.0 / problem.n_labels
+    raw = problem.gram @ coef
+    b = np.array([optimal_bias(raw[:, k], problem.signed[:, k]) for k in range(problem.n_labels)])
+    return coef, b, lam
+
+
+def coefficients_from_factor(factor: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Expansion coefficients ``A`` with ``Lᵀ A = V`` (``A = L (LᵀL)⁻¹ V``): the ``w_k`` written in
+    factor coordinates as ``Σ_i A_ik φ(x_i)``, so that ``K A = L V``."""
+    return factor @ np.linalg.solve(factor.T @ factor, V)
+
+
+def kkt_residuals(problem: BinaryApproachProblem, coef: np.ndarray, b: np.ndarray,
+                  alpha: np.ndarray, lam: np.ndarray) -> dict[str, float]:
+    """Scaled KKT residuals of Problem 3 at a primal point (``coef``, ``b``, ``ξ`` = hinge,
+    ``t = max_k ‖w_k‖²``) and multipliers (``alpha``, ``lam``), each an ∞-norm over 1 + the
+    largest term it is made of (as :mod:`mlsvm.verification.residuals`):
+
+    * ``primal``: ``t ≥ ‖w_k‖²`` and the margins hold by construction, so only ``λ`` on the simplex
+      and ``α`` in its box: ``max(|Σλ − 1|, ‖(−λ)₊‖, ‖(−α)₊‖, ‖(α − C/Q)₊‖)`` (dual feasibility);
+    * ``dual``: stationarity in ``w_k`` (``‖2λ_k w_k − u_k‖`` in feature space) and in ``b_k``
+      (``|Σ_i α_ik y_ik|``);
+    * ``complementarity``: ``α_ik (y_ik f_ik − 1 + ξ_ik)``, ``(C/Q − α_ik) ξ_ik``,
+      ``λ_k (t − ‖w_k‖²)``;
+    * ``gap``: ``|primal − dual|`` relative.
+    """
+    Ys = problem.signed
+    box = problem.box
+    scores = problem.gram @ coef + b
+    margins = Ys * scores
+    slack = np.maximum(0.0, 1.0 - margins)
+    norms = label_norms(problem.gram, coef)
+    t = norms.max()
+    feasibility = max(abs(lam.sum() - 1.0), np.max(np.maximum(-lam, 0.0)),
+                      np.max(np.maximum(-alpha, 0.0)), np.max(np.maximum(alpha - box, 0.0)))
+    direction = Ys * alpha
+    residual = 2.0 * lam * coef - direction
+    stationarity_w = np.sqrt(label_norms(problem.gram, residual)).max()
+    scale_w = np.sqrt(label_norms(problem.gram, direction)).max()
+    stationarity_b = np.abs(direction.sum(axis=0)).max()
+    complementarity = max(np.max(np.abs(alpha * (margins - 1.0 + slack))),
+                          np.max(np.abs((box - alpha) * slack)),
+                          np.max(np.abs(lam * (t - norms))))
+    compl_scale = max(box * np.max(np.abs(margins - 1.0 + slack)), box * slack.max(), t)
+    primal = primal_objective(problem, coef, b)
+    dual = dual_objective(problem, np.clip(alpha, 0.0, box))
+    return {
+        "primal": float(feasibility / (1.0 + max(1.0, box))),
+        "dual": float(max(stationarity_w / (1.0 + scale_w), stationarity_b / (1.0 + box * Ys.shape[0]))),
+        "complementarity": float(complementarity / (1.0 + compl_scale)),
+        "gap": float(abs(primal - dual) / (1.0 + max(abs(primal), abs(dual)))),
+    }

@@ -1,0 +1,90 @@
+"""Binary approach (E&W Problem 3) checks: CVXPY primal = derived dual on two backends, the
+alternating solver against the ground truth, and Q = 1 against the binary C-SVM (``C_svm = C/2``,
+Problem 3's optimum twice the SVM's)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from mlsvm.estimators.rank_binary import fit_report, solve_cvxpy
+from mlsvm.formulations import binary_svm as bsvm
+from mlsvm.formulations import rank_binary as formulation
+from mlsvm.kernels import make_kernel
+from mlsvm.solvers.binary_approach_mm import solve_binary_approach
+from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.problems import binary_problems, multilabel_problems
+from mlsvm.verification.registry import Check, compare
+from mlsvm.verification.report import FitReport
+
+MODEL = "rank_binary"
+
+
+def cvxpy_report(problem: formulation.BinaryApproachProblem, backend: str = "CLARABEL") -> FitReport:
+    """The CVXPY primal's point and multipliers, graded by the formulation's numpy functions."""
+    coef, b, alpha, lam, seconds, _ = solve_cvxpy(problem, backend)
+    return fit_report(problem, coef, b, alpha, lam, solver=f"cvxpy-{backend}", n_iter=0,
+                      converged=True, solve_time=seconds)
+
+
+def dual_value(problem: formulation.BinaryApproachProblem, backend: str = "CLARABEL") -> float:
+    cvx, _, _ = formulation.dual_problem(problem)
+    return solve(cvx, backend)
+
+
+def crosscheck_report(problem, backend: str) -> FitReport:
+    """A second backend's dual optimum (SPEC §3: backends agree on the value)."""
+    start = time.perf_counter()
+    value = dual_value(problem, backend)
+    return FitReport(value, value, {}, 0, True, time.perf_counter() - start, f"cvxpy-{backend}")
+
+
+def alternating_report(problem) -> FitReport:
+    result = solve_binary_approach(problem)
+    return fit_report(problem, result.primal["coef"], result.primal["b"], result.dual["alpha"],
+                      result.dual["lam"], solver="alternating", n_iter=result.n_iter,
+                      converged=result.converged, solve_time=result.solve_time,
+                      stop_rule=result.stop_rule, stop_value=result.stop_value)
+
+
+def binary_svm_report(gram: np.ndarray, y: np.ndarray, C: float) -> FitReport:
+    """Q = 1: twice the binary C-SVM optimum with ``C_svm = C/2`` (CVXPY, Clarabel)."""
+    start = time.perf_counter()
+    cvx, _ = bsvm.primal_problem(bsvm.BinarySVMProblem(gram, y, C / 2.0))
+    value = 2.0 * solve(cvx, "CLARABEL")
+    return FitReport(value, float("nan"), {}, 0, True, time.perf_counter() - start, "binary-svm")
+
+
+def checks(quick: bool) -> list[Check]:
+    found = []
+    kernels = ["linear", "rbf"] if quick else ["linear", "rbf", "poly"]
+    for reference in multilabel_problems(quick):
+        for kernel in kernels:
+            gram = make_kernel(kernel, "scale", X=reference.X)(reference.X)
+            problem = formulation.BinaryApproachProblem(gram, reference.Y, 1.0)
+            name = f"{reference.name}/{kernel}/C=1"
+            found += [
+                Check(MODEL, name, "primal vs dual (CLARABEL)", "cvxpy",
+                      lambda p=problem, n=name: compare(MODEL, n, "primal vs dual (CLARABEL)", "cvxpy",
+                                                        cvxpy_report(p), dual_value(p))),
+                Check(MODEL, name, "primal (ECOS, estimator default)", "fast",
+                      lambda p=problem, n=name: compare(MODEL, n, "primal (ECOS, estimator default)", "fast",
+                                                        cvxpy_report(p, "ECOS"), dual_value(p))),
+                Check(MODEL, name, "dual (ECOS) vs primal", "cvxpy-crosscheck",
+                      lambda p=problem, n=name: compare(MODEL, n, "dual (ECOS) vs primal", "cvxpy-crosscheck",
+                                                        crosscheck_report(p, "ECOS"), cvxpy_report(p).primal_objective)),
+                Check(MODEL, name, "dual, alternating", "alternating",
+                      lambda p=problem, n=name: compare(MODEL, n, "dual, alternating", "alternating",
+                                                        alternating_report(p), dual_value(p))),
+            ]
+    for reference in binary_problems(quick):
+        gram = make_kernel("linear")(reference.X)
+        Y = (reference.Y[:, None] > 0).astype(np.int8)
+        problem = formulation.BinaryApproachProblem(gram, Y, 1.0)
+        name = f"{reference.name}/linear/Q=1"
+        found.append(Check(MODEL, name, "Q=1 = 2 x C-SVM(C/2)", "binary-svm",
+                           lambda p=problem, n=name, r=reference, g=gram: compare(
+                               MODEL, n, "Q=1 = 2 x C-SVM(C/2)", "binary-svm",
+                               binary_svm_report(g, r.Y, 1.0), solve(formulation.primal_problem(p)[0], "CLARABEL"))))
+    return found
