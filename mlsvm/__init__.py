@@ -17,6 +17,8 @@ _ESTIMATORS = {
     "SM3L": "mlsvm.estimators.sparse_mm",
     "MLODM": "mlsvm.estimators.mlodm",
     "MatrixSVM": "mlsvm.estimators.matrix_svm",
+    "BinaryApproachSVM": "mlsvm.estimators.rank_binary",
+    "CategoricalRegressionSVM": "mlsvm.estimators.rank_binary",
 }
 
 __all__ = ["__version__", *_ESTIMATORS]
