@@ -112,6 +112,22 @@ class MarginOperator:
         out[np.arange(V.shape[0]), self.label] -= V.sum(axis=1)
         return out
 
+    def column_terms(self, F: np.ndarray, r: int, column: np.ndarray):
+        """``(u, e)``: the loss terms ``max(0, u + t e)²`` that change when column r of the scores
+        moves, ``F[..., :, r] += t · column`` (leading batch axes allowed). SM3L: the entries of
+        column r; SMSVM: (i, r) for y_i ≠ r and (i, p ≠ r) for y_i = r."""
+        if self.model == "sm3l":
+            return 1.0 - self.signed[:, r] * F[..., :, r], -self.signed[:, r] * column
+        other = np.flatnonzero(self.label != r)
+        own = np.flatnonzero(self.label == r)
+        rest = np.delete(np.arange(F.shape[-1]), r)
+        u_other = 1.0 + F[..., other, r] - F[..., other, self.label[other]]
+        u_own = 1.0 + F[..., own, :][..., rest] - F[..., own, r][..., None]
+        e_own = np.broadcast_to(-column[..., own, None], u_own.shape)
+        flat = u_own.shape[:-2] + (-1,)
+        return (np.concatenate([u_other, u_own.reshape(flat)], axis=-1),
+                np.concatenate([column[..., other], e_own.reshape(flat)], axis=-1))
+
     def slack(self, F: np.ndarray) -> np.ndarray:
         """``ξ = max(0, 1 + T(F))`` on Ω, 0 elsewhere."""
         return np.where(self.mask, np.maximum(0.0, 1.0 + self.forward(F)), 0.0)

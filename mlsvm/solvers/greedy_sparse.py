@@ -39,16 +39,51 @@ from scipy.linalg import cho_solve, solve_triangular
 
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
-__all__ = ["minimize_piecewise_quadratic", "newton_fixed_basis", "greedy_sparse"]
+__all__ = ["minimize_piecewise_quadratic", "sorted_root", "candidate_gains", "newton_fixed_basis", "greedy_sparse"]
 
 PIVOT_RTOL = 1e-10
 
 
-def minimize_piecewise_quadratic(a: float, b: float, u: np.ndarray, e: np.ndarray, weight: float) -> float:
-    """Exact minimiser over t ∈ ℝ of ``φ(t) = ½ a t² + b t + weight Σ max(0, u + t e)²`` (a > 0).
+def minimize_piecewise_quadratic(a, b, u, e, weight: float):
+    """Exact minimiser over t ∈ ℝ of ``φ(t) = ½ a t² + b t + weight Σ_m max(0, u_m + t e_m)²``.
 
-    φ' is piecewise linear and nondecreasing with breakpoints ``−u/e``; the root is found on the
-    sorted breakpoints with prefix sums (O(m log m))."""
+    Batched: ``u, e`` of shape (..., m), ``a > 0`` and ``b`` of shape (...). φ' is piecewise linear
+    and nondecreasing. Newton on φ' from t = 0, with the active set at t, safeguarded by
+    bisection on the bracket [lo, hi] of the root (``a = 0`` is allowed only with ``e = 0``, a null
+    direction: then t = 0); a step whose end point has the same active set
+    is the exact root of that piece, so the result is exact (finitely many pieces). Problems not
+    settled in 60 steps (never seen) fall back to :func:`sorted_root`.
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    t = np.zeros(np.broadcast(a, b).shape)
+    lo, hi = np.full(t.shape, -np.inf), np.full(t.shape, np.inf)
+    done = np.zeros(t.shape, dtype=bool)
+    active = u > 0
+    for _ in range(60):
+        residual = u + t[..., None] * e
+        active = residual > 0
+        derivative = a * t + b + 2 * weight * np.sum(np.where(active, e * residual, 0.0), axis=-1)
+        slope = a + 2 * weight * np.sum(np.where(active, e * e, 0.0), axis=-1)
+        lo = np.where(derivative < 0, t, lo)
+        hi = np.where(derivative > 0, t, hi)
+        done |= (derivative == 0) | (slope <= 0)  # slope 0: a zero direction, t = 0 is as good as any
+        step = t - derivative / np.where(slope > 0, slope, 1.0)
+        outside = ~((step > lo) & (step < hi))
+        step = np.where(outside, 0.5 * (lo + hi), step)
+        same = ~outside & np.all((u + step[..., None] * e > 0) == active, axis=-1)
+        t = np.where(done, t, step)
+        done |= same
+        if np.all(done):
+            return t if t.ndim else float(t)
+    for index in zip(*np.nonzero(~done)):
+        t[index] = sorted_root(float(a[index] if a.ndim else a), float(b[index] if b.ndim else b),
+                               u[index], e[index], weight)
+    return t if t.ndim else float(t)
+
+
+def sorted_root(a: float, b: float, u: np.ndarray, e: np.ndarray, weight: float) -> float:
+    """The same minimiser by sorting the breakpoints ``−u/e`` and prefix sums (O(m log m)); the
+    slow, obviously exact reference for one problem."""
     nz = e != 0
     u, e = u[nz], e[nz]
     breaks = -u / e
@@ -56,12 +91,12 @@ def minimize_piecewise_quadratic(a: float, b: float, u: np.ndarray, e: np.ndarra
     breaks, u, e = breaks[order], u[order], e[order]
     rising = e > 0  # term active for t > break; falling terms active for t < break
     eu, ee = e * u, e * e
-    # active set on the interval right of break k (k = -1: left of every break)
+    # interval m lies between break m-1 and break m
     s1_rise = np.concatenate([[0.0], np.cumsum(np.where(rising, eu, 0.0))])
     s2_rise = np.concatenate([[0.0], np.cumsum(np.where(rising, ee, 0.0))])
     s1_fall = np.concatenate([np.cumsum(np.where(rising, 0.0, eu)[::-1])[::-1], [0.0]])
     s2_fall = np.concatenate([np.cumsum(np.where(rising, 0.0, ee)[::-1])[::-1], [0.0]])
-    slope = a + 2 * weight * (s2_rise + s2_fall)          # interval m: between break m-1 and m
+    slope = a + 2 * weight * (s2_rise + s2_fall)
     intercept = b + 2 * weight * (s1_rise + s1_fall)
     right_value = slope[:-1] * breaks + intercept[:-1]     # φ' at the right end of interval m
     m = int(np.argmax(right_value >= 0)) if np.any(right_value >= 0) else breaks.size
@@ -205,36 +240,35 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=100, jo
             hessians.refresh(Z, _curvature(ops, F))
             grad_F = ops.adjoint(2 * ops.weight * ops.slack(F))
             g = lam * C @ R_inv[:, r] + Z.T @ grad_F[:, r]
-            D = np.zeros_like(C)
-            D[:, r] = -hessians.solve(r, g)
-            dF = np.zeros_like(F)
-            dF[:, r] = Z @ D[:, r]
-            t = _line_step(ops, F, C, D, dF, lam, R_inv)
-            C, F = C + t * D, F + t * dF
+            d = -hessians.solve(r, g)
+            df = Z @ d
+            u, e = ops.column_terms(F, r, df)
+            t = minimize_piecewise_quadratic(lam * R_inv[r, r] * (d @ d), lam * d @ (C @ R_inv[:, r]),
+                                             u, e, ops.weight)
+            C[:, r] += t * d
+            F[:, r] += t * df
     return C, F, max_iter, gap, False
 
 
-def _candidate_gain(gram_column, K_jj, j, ops, F, lam, R_inv):
-    """(3.12): the k one-dimensional problems in α_{j,r} (r in turn, α_J fixed), solved exactly.
-    Returns ``(decrease of e_J, α_{j,·})``."""
-    F = F.copy()
-    k = F.shape[1]
-    coef = np.zeros(k)
-    decrease = 0.0
-    for r in range(k):
-        dF = np.zeros_like(F)
-        dF[:, r] = gram_column
-        e = ops.forward(dF)
-        touched = ops.mask & (e != 0)
-        u, e = 1.0 + ops.forward(F)[touched], e[touched]
+def candidate_gains(gram, candidates, ops, F, lam, R_inv):
+    """(3.12) for every candidate j at once: the k one-dimensional problems in α_{j,r} (r in turn,
+    α_J fixed), each solved exactly on the true objective. Returns ``(decrease of e_J, α_{j,·})``,
+    shapes (κ,) and (κ, k)."""
+    columns = gram[:, candidates].T                         # (κ, n)
+    K_jj = gram[candidates, candidates]
+    scores = np.repeat(F[None], len(candidates), axis=0)    # per-candidate copy of the score cache
+    coef = np.zeros((len(candidates), F.shape[1]))
+    decrease = np.zeros(len(candidates))
+    rows = np.arange(len(candidates))
+    for r in range(F.shape[1]):
+        u, e = ops.column_terms(scores, r, columns)
         a = lam * R_inv[r, r] * K_jj
-        b = lam * float(R_inv[r] @ F[j])  # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ from the score cache
+        b = lam * scores[rows, candidates, :] @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
         t = minimize_piecewise_quadratic(a, b, u, e, ops.weight)
-        before = np.maximum(u, 0.0)
-        after = np.maximum(u + t * e, 0.0)
-        decrease -= 0.5 * a * t * t + b * t + ops.weight * float(after @ after - before @ before)
-        coef[r] = t
-        F[:, r] += t * gram_column
+        before, after = np.maximum(u, 0.0), np.maximum(u + t[:, None] * e, 0.0)
+        decrease -= 0.5 * a * t * t + b * t + ops.weight * np.sum(after * after - before * before, axis=1)
+        coef[:, r] = t
+        scores[:, :, r] += t[:, None] * columns
     return decrease, coef
 
 
@@ -305,12 +339,12 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         if candidates.size == 0:
             stop_rule = "no eligible candidate"
             break
-        gains = [_candidate_gain(gram[:, j], diag[j], j, ops, F, lam, R_inv) for j in candidates]
-        best = int(np.argmax([g for g, _ in gains]))
-        if gains[best][0] <= 0:
+        decrease, coef = candidate_gains(gram, candidates, ops, F, lam, R_inv)
+        best = int(np.argmax(decrease))
+        if decrease[best] <= 0:
             stop_rule = "no decrease"
             break
-        add(candidates[best], gains[best][1])
+        add(candidates[best], coef[best])
     if tol < inner_tol and basis is None and stop_rule != "d_max":
         C, F, iters, gap, converged = newton_fixed_basis(
             Z, ops, lam, R, C, F, tol=tol, max_iter=max_iter, joint=joint, hessians=hessians,
