@@ -69,7 +69,8 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
         done |= (derivative == 0) | (slope <= 0)  # slope 0: a zero direction, t = 0 is as good as any
         step = t - derivative / np.where(slope > 0, slope, 1.0)
         outside = ~((step > lo) & (step < hi))
-        step = np.where(outside, 0.5 * (lo + hi), step)
+        with np.errstate(invalid="ignore"):  # −inf + inf where the bracket is still open: unused
+            step = np.where(outside, 0.5 * (lo + hi), step)
         same = ~outside & np.all((u + step[..., None] * e > 0) == active, axis=-1)
         t = np.where(done, t, step)
         done |= same
