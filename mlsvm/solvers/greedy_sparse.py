@@ -169,16 +169,26 @@ class _ClassHessians:
     def solve(self, r, rhs):
         return cho_solve((self.factor[r], True), rhs)
 
+    def inverses(self):
+        """``H_r⁻¹`` stacked (k, d, d), from the current factors (the CG preconditioner)."""
+        d = self.gram.shape[1]
+        return np.stack([cho_solve((L, True), np.eye(d)) for L in self.factor])
+
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
     change = ops.forward(Z @ D)
     return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * change)
 
 
-def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol=1e-12, cg_max=200):
-    """Newton direction on all classes: CG on the generalized Hessian, block-Cholesky preconditioned."""
+def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500):
+    """Newton direction on all classes: CG on the generalized Hessian, preconditioned by the
+    per-class blocks, to relative residual ``cg_tol`` (an inexact Newton step: every CG iterate
+    is a descent direction, and the exact line search keeps the decrease)."""
     active = 2 * ops.weight * (ops.mask & (1.0 + ops.forward(F) > 0))
-    precondition = lambda V: np.column_stack([hessians.solve(r, V[:, r]) for r in range(V.shape[1])])
+    if F.shape[1] == 1 or (ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))):
+        cg_max = 1  # the blocks are the whole Hessian: one preconditioned step is exact Newton
+    blocks = hessians.inverses()
+    precondition = lambda V: np.einsum("rij,jr->ir", blocks, V)
     D = np.zeros_like(gradient)
     residual = -gradient
     zvec = precondition(residual)
@@ -232,7 +242,9 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=100, jo
         if joint:
             hessians.refresh(Z, _curvature(ops, F))
             gradient = lam * C @ R_inv + Z.T @ ops.adjoint(2 * ops.weight * ops.slack(F))
-            D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient)
+            # forcing term: loose while the gap is large, tight near the optimum (superlinear)
+            D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
+                                 cg_tol=min(1e-2, max(np.sqrt(gap), 1e-12)))
             dF = Z @ D
             t = _line_step(ops, F, C, D, dF, lam, R_inv)
             C, F = C + t * D, F + t * dF
