@@ -196,9 +196,11 @@ def primal_problem(problem: SparseMMProblem):
     else:
         true_score = cp.sum(cp.multiply(problem.Y, F), axis=1, keepdims=True)
         margin = 1 + F - true_score @ np.ones((1, F.shape[1]))
-    loss = cp.sum_squares(cp.multiply(ops.mask, cp.pos(margin)))
-    objective = problem.lam / 2 * _weighted_norm(C, problem.R_inv) + ops.weight * loss
-    return cp.Problem(cp.Minimize(objective)), {"C": C, "to_coef": to_coef}
+    rows, cols = np.nonzero(ops.mask)
+    xi = cp.Variable(rows.size)  # slack on Ω only: ξ ≥ 0, ξ ≥ 1 + T(F)
+    constraints = [xi >= 0, xi >= margin[rows, cols]]
+    objective = problem.lam / 2 * _weighted_norm(C, problem.R_inv) + ops.weight * cp.sum_squares(xi)
+    return cp.Problem(cp.Minimize(objective), constraints), {"C": C, "to_coef": to_coef}
 
 
 def dual_problem(problem: SparseMMProblem):
