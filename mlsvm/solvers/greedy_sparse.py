@@ -198,11 +198,15 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
     """Newton direction on all classes: CG on the generalized Hessian, preconditioned by the
     per-class blocks, to relative residual ``cg_tol`` (an inexact Newton step: every CG iterate
     is a descent direction, and the exact line search keeps the decrease)."""
-    active = 2 * ops.weight * (ops.mask & (1.0 + ops.forward(F) > 0))
     if F.shape[1] == 1 or (ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))):
-        cg_max = 1  # the blocks are the whole Hessian: one preconditioned step is exact Newton
-    blocks = hessians.inverses()
-    precondition = lambda V: np.einsum("rij,jr->ir", blocks, V)
+        # the blocks are the whole Hessian: exact Newton, class by class
+        return np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(F.shape[1])])
+    active = 2 * ops.weight * (ops.mask & (1.0 + ops.forward(F) > 0))
+    if hessians.size <= 300:  # explicit block inverses: one batched product per CG step
+        blocks = hessians.inverses()
+        precondition = lambda V: np.einsum("rij,jr->ir", blocks, V)
+    else:
+        precondition = lambda V: np.column_stack([hessians.solve(r, V[:, r]) for r in range(V.shape[1])])
     D = np.zeros_like(gradient)
     residual = -gradient
     zvec = precondition(residual)
