@@ -16,7 +16,6 @@ from sklearn.utils.validation import check_is_fitted
 from mlsvm.data import check_scalar, check_X
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import sparse_mm as form
-from mlsvm.kernels import check_gram
 from mlsvm.solvers.greedy_sparse import greedy_sparse
 from mlsvm.verification.cvxpy_tools import solve
 from mlsvm.verification.report import FitReport
@@ -78,13 +77,10 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """Scores ``f_r(x) = Σ_{j∈J} α_jr k(x_j, x)``: only the |J| basis points are evaluated."""
+        if self.kernel == "precomputed":  # the caller's (m, n) Gram matrix; _decision keeps J's columns
+            return super().decision_function(X)
         check_is_fitted(self, "fit_report_")
-        if self.kernel == "precomputed":
-            gram = check_gram(X, "X (precomputed test Gram matrix)", square=False)
-            if gram.shape[1] != self.n_features_in_:
-                raise ValueError(f"X (precomputed) must have {self.n_features_in_} columns; got {gram.shape[1]}")
-            return self._decision(gram)
-        X = check_X(X, "X")
+        X = check_X(X, "X", n_samples=None)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}")
         return self.kernel_(X, self.X_fit_[self.basis_indices_]) @ self.coef_
