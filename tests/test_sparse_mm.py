@@ -301,3 +301,11 @@ def test_smsvm_bad_input():
         SMSVM(d_max=21).fit(X, y)
     with pytest.raises(ValueError, match="kappa"):
         SMSVM(kappa=0).fit(X, y)
+
+
+def test_n_support_counts_training_points_inside_the_margin():
+    """n_support_: points with a nonzero multiplier, i.e. some label with y_ir f_r(x_i) < 1."""
+    data = make_multilabel(40, 3, 3, random_state=8)
+    est = SM3L(0.5, d_max=10, random_state=0).fit(data.X, data.Y)
+    inside = np.any((2.0 * data.Y - 1.0) * est.decision_function(data.X) < 1, axis=1)
+    assert est.n_support_ == int(inside.sum()) and est.n_basis_ == 10

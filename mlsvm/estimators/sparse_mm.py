@@ -3,6 +3,9 @@
 ``solver="fast"`` (default): Algorithm 4 with a joint Newton step on all classes; ``"greedy"``:
 Algorithm 4 as in the paper (one Newton step per class, Alg. 3); ``"cvxpy"``: the full model
 (J = all training points) by CVXPY, the ground truth (``d_max`` and ``kappa`` are not used).
+Fitted: ``coef_`` (|J| × k), ``basis_indices_``, ``n_basis_`` = |J|, ``objective_path_`` (e_J after
+each added basis vector), ``n_support_`` (training points with a nonzero multiplier; for J = all the
+full model's support vectors), ``fit_report_``.
 Formulations: :mod:`mlsvm.formulations.sparse_mm`; algorithm: :mod:`mlsvm.solvers.greedy_sparse`.
 """
 
@@ -69,6 +72,8 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
             stop_rule, stop_value, history = result.stop_rule, result.stop_value, result.history
             self.objective_path_ = list(result.history["objective_path"])
         self.coef_, self.basis_indices_, self.n_basis_ = A, basis, int(basis.size)
+        # training points with a nonzero multiplier μ = 2c·ξ: the full model's "support vectors"
+        self.n_support_ = int(np.count_nonzero(np.any(form.multipliers_from_primal(problem, A) > 0, axis=1)))
         return fit_report(problem, A, n_iter=n_iter, converged=converged, solve_time=elapsed, solver=self.solver,
                           stop_rule=stop_rule, stop_value=stop_value, history=history)
 
