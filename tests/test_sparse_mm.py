@@ -15,7 +15,8 @@ from mlsvm.estimators.sparse_mm import fit_report
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.greedy_sparse import candidate_gains, greedy_sparse, minimize_piecewise_quadratic, sorted_root
+from mlsvm.solvers.greedy_sparse import candidate_gains, greedy_sparse
+from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, sorted_root
 from mlsvm.verification.cvxpy_tools import solve
 from mlsvm.verification.report import relative_difference
 from mlsvm.verification.residuals import inf_norm

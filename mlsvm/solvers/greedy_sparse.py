@@ -19,14 +19,15 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   and then rejects candidates whose objective rose; the exact 1-D minimum never rises). The score
   cache F = K_J A is updated in place; j* maximises the decrease (3.13).
 * α_J (Alg. 3): Newton with the generalized Hessian and an exact line search on the piecewise
-  quadratic. ``joint=False`` (solver "greedy", the paper): one Newton step per class r in turn,
+  quadratic (:mod:`mlsvm.solvers.piecewise_quadratic`). ``joint=False`` (solver "greedy", the paper): one Newton step per class r in turn,
   Hessian ``λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z`` by its Cholesky factor, which is grown by a border row
   when J grows and re-factorised only when the active set changed. These sweeps are block
   coordinate descent (linear rate); when a sweep fails to halve the duality gap (strongly coupled
   classes: small λ, two-class SMSVM) the run continues with joint steps (recorded in history as
-  ``joint_from_sweep``) — a departure from the paper, which reports < 4 sweeps in its runs. ``joint=True`` (solver
-  "fast"): one Newton step on all classes, the system solved by conjugate gradients
-  preconditioned with those per-class factors (exact Newton; finite convergence).
+  ``joint_from_sweep``) — a departure from the paper, which reports < 4 sweeps in its runs.
+  ``joint=True`` (solver "fast"): one Newton step on all classes, the system solved by conjugate
+  gradients preconditioned with those per-class factors (forcing term ``min(1e-2, √gap)``; exact
+  when the classes decouple).
 * Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
   implied multipliers ``μ = 2c·ξ`` in the derived dual (an exact certificate); inner solves while J
   grows use ``max(tol, 1e-6)``. Greedy: ``|J| = d_max``, or the relative decrease of e_J after an
@@ -40,71 +41,12 @@ import time
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
+from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
-__all__ = ["minimize_piecewise_quadratic", "sorted_root", "candidate_gains", "newton_fixed_basis", "greedy_sparse"]
+__all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
 
 PIVOT_RTOL = 1e-10
-
-
-def minimize_piecewise_quadratic(a, b, u, e, weight: float):
-    """Exact minimiser over t ∈ ℝ of ``φ(t) = ½ a t² + b t + weight Σ_m max(0, u_m + t e_m)²``.
-
-    Batched: ``u, e`` of shape (..., m), ``a > 0`` and ``b`` of shape (...). φ' is piecewise linear
-    and nondecreasing. Newton on φ' from t = 0, with the active set at t, safeguarded by
-    bisection on the bracket [lo, hi] of the root (``a = 0`` is allowed only with ``e = 0``, a null
-    direction: then t = 0); a step whose end point has the same active set
-    is the exact root of that piece, so the result is exact (finitely many pieces). Problems not
-    settled in 60 steps (never seen) fall back to :func:`sorted_root`.
-    """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    t = np.zeros(np.broadcast(a, b).shape)
-    lo, hi = np.full(t.shape, -np.inf), np.full(t.shape, np.inf)
-    done = np.zeros(t.shape, dtype=bool)
-    active = u > 0
-    for _ in range(60):
-        residual = u + t[..., None] * e
-        active = residual > 0
-        derivative = a * t + b + 2 * weight * np.sum(np.where(active, e * residual, 0.0), axis=-1)
-        slope = a + 2 * weight * np.sum(np.where(active, e * e, 0.0), axis=-1)
-        lo = np.where(derivative < 0, t, lo)
-        hi = np.where(derivative > 0, t, hi)
-        done |= (derivative == 0) | (slope <= 0)  # slope 0: a zero direction, t = 0 is as good as any
-        step = t - derivative / np.where(slope > 0, slope, 1.0)
-        outside = ~((step > lo) & (step < hi))
-        with np.errstate(invalid="ignore"):  # −inf + inf where the bracket is still open: unused
-            step = np.where(outside, 0.5 * (lo + hi), step)
-        same = ~outside & np.all((u + step[..., None] * e > 0) == active, axis=-1)
-        t = np.where(done, t, step)
-        done |= same
-        if np.all(done):
-            return t if t.ndim else float(t)
-    for index in zip(*np.nonzero(~done)):
-        t[index] = sorted_root(float(a[index] if a.ndim else a), float(b[index] if b.ndim else b),
-                               u[index], e[index], weight)
-    return t if t.ndim else float(t)
-
-
-def sorted_root(a: float, b: float, u: np.ndarray, e: np.ndarray, weight: float) -> float:
-    """The same minimiser by sorting the breakpoints ``−u/e`` and prefix sums (O(m log m)); the
-    slow, obviously exact reference for one problem."""
-    nz = e != 0
-    u, e = u[nz], e[nz]
-    breaks = -u / e
-    order = np.argsort(breaks)
-    breaks, u, e = breaks[order], u[order], e[order]
-    rising = e > 0  # term active for t > break; falling terms active for t < break
-    eu, ee = e * u, e * e
-    # interval m lies between break m-1 and break m
-    s1_rise = np.concatenate([[0.0], np.cumsum(np.where(rising, eu, 0.0))])
-    s2_rise = np.concatenate([[0.0], np.cumsum(np.where(rising, ee, 0.0))])
-    s1_fall = np.concatenate([np.cumsum(np.where(rising, 0.0, eu)[::-1])[::-1], [0.0]])
-    s2_fall = np.concatenate([np.cumsum(np.where(rising, 0.0, ee)[::-1])[::-1], [0.0]])
-    slope = a + 2 * weight * (s2_rise + s2_fall)
-    intercept = b + 2 * weight * (s1_rise + s1_fall)
-    right_value = slope[:-1] * breaks + intercept[:-1]     # φ' at the right end of interval m
-    m = int(np.argmax(right_value >= 0)) if np.any(right_value >= 0) else breaks.size
-    return float(-intercept[m] / slope[m])
 
 
 def _objective_and_dual(Z, C, F, ops, lam, R, R_inv):
@@ -236,7 +178,7 @@ def _line_step(ops, F, C, D, dF, lam, R_inv):
     return minimize_piecewise_quadratic(a, b, u[touched], e[touched], ops.weight)
 
 
-def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=100, joint=True,
+def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-14, max_iter=1000, joint=True,
                        hessians=None, history=None):
     """Alg. 3 on the features Z: minimise ``λ/2 tr(C R⁻¹ Cᵀ) + c Σ_Ω max(0, 1 + T(ZC))²``.
 
@@ -310,14 +252,15 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv):
     return decrease, coef
 
 
-def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_iter=100,
+def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-14, max_iter=1000,
                   min_rel_decrease=1e-3, joint=True, random_state=None, basis=None) -> SolverResult:
     """Algorithm 4 (SMSVM/SM3L): grow J greedily, re-optimise α_J by Newton after each addition.
 
     ``basis`` given: skip selection and solve for that fixed J (points numerically in the span of
     the ones before them are left out: same span, same optimum). Returns ``primal`` with ``A``
     (|J| × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu``; history
-    ``objective_path`` (e_J after each addition), ``relative_gap`` (final Newton run)."""
+    ``objective_path`` (e_J after each addition), ``relative_gap`` (final Newton run). ``max_iter``
+    bounds the Newton iterations (class-wise: sweeps) of each α_J solve."""
     start = time.perf_counter()
     n, k = ops.Y.shape
     R = np.eye(k) if R is None else R
