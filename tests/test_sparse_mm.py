@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from mlsvm import SM3L, SMSVM
@@ -310,3 +311,33 @@ def test_n_support_counts_training_points_inside_the_margin():
     est = SM3L(0.5, d_max=10, random_state=0).fit(data.X, data.Y)
     inside = np.any((2.0 * data.Y - 1.0) * est.decision_function(data.X) < 1, axis=1)
     assert est.n_support_ == int(inside.sum()) and est.n_basis_ == 10
+
+
+def test_classwise_newton_switches_to_joint_steps_on_coupled_classes():
+    """Two-class SMSVM with small λ: the paper's class-wise sweeps (block coordinate descent) crawl;
+    the "greedy" solver then continues with joint Newton steps and still reaches the optimum."""
+    X, y = make_multiclass(30, 3, 2, random_state=1)
+    problem = form.SparseMMProblem(_gram(X), np.eye(2, dtype=np.int8)[y], 0.05, "smsvm", np.arange(5))
+    result = greedy_sparse(problem.gram, problem.margins, problem.lam, basis=problem.basis, joint=False)
+    assert "joint_from_sweep" in result.history
+    report = fit_report(problem, result.primal["A"], n_iter=result.n_iter, converged=result.converged,
+                        solve_time=result.solve_time, solver="greedy")
+    assert relative_difference(report.primal_objective, _primal(problem)) <= EXACT.objective
+    assert report.max_kkt <= EXACT.kkt
+
+
+def test_duplicated_basis_points_are_left_out_without_changing_the_optimum():
+    data = make_multilabel(20, 3, 2, random_state=2)
+    X = data.X.copy()
+    X[5] = X[3]
+    problem = form.SparseMMProblem(_gram(X), data.Y, 0.5, "sm3l", np.array([1, 3, 5, 8]))
+    result = greedy_sparse(problem.gram, problem.margins, problem.lam, basis=problem.basis)
+    assert result.primal["basis"].tolist() == [1, 3, 8]
+    used = form.SparseMMProblem(problem.gram, data.Y, 0.5, "sm3l", result.primal["basis"])
+    assert relative_difference(form.primal_objective(used, result.primal["A"]), _primal(problem)) <= EXACT.objective
+
+
+def test_max_iter_reached_warns_with_the_gap():
+    data = make_multilabel(30, 3, 3, random_state=1)
+    with pytest.warns(ConvergenceWarning, match="relative duality gap reached"):
+        SM3L(0.5, d_max=5, max_iter=1, solver="greedy", random_state=0).fit(data.X, data.Y)

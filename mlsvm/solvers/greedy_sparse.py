@@ -355,9 +355,12 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-14, max_
         warn_not_converged("greedy_sparse Newton", "relative duality gap", gap, tol, max_iter)
     A = solve_triangular(factor().T, C, lower=False)
     mu = 2 * ops.weight * ops.slack(F)
+    history = {"objective_path": path, "relative_gap": newton_history.get("relative_gap", []),
+               "hessian_refactorizations": hessians.refactorizations}
+    if "joint_from_sweep" in newton_history:
+        history["joint_from_sweep"] = newton_history["joint_from_sweep"]
     return SolverResult(
         primal={"A": A, "basis": np.asarray(chosen), "F": F}, dual={"mu": mu}, converged=converged,
         n_iter=total_newton, stop_value=gap, stop_rule=f"relative duality gap (basis: {stop_rule})",
         solve_time=time.perf_counter() - start, solver="fast" if joint else "greedy",
-        history={"objective_path": path, "relative_gap": newton_history.get("relative_gap", []),
-                 "hessian_refactorizations": hessians.refactorizations})
+        history=history)
