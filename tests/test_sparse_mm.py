@@ -341,3 +341,13 @@ def test_max_iter_reached_warns_with_the_gap():
     data = make_multilabel(30, 3, 3, random_state=1)
     with pytest.warns(ConvergenceWarning, match="relative duality gap reached"):
         SM3L(0.5, d_max=5, max_iter=1, solver="greedy", random_state=0).fit(data.X, data.Y)
+
+
+def test_linear_kernel_basis_stops_at_the_rank_and_equals_the_full_model():
+    """With a linear kernel in 3 dimensions every fourth point lies in the span of J: the greedy
+    stops with 3 basis vectors, and that span is the full model's."""
+    data = make_multilabel(40, 3, 3, random_state=12)
+    est = SM3L(0.5, d_max=20, kappa=40, kernel="linear", min_rel_decrease=0.0, random_state=0).fit(data.X, data.Y)
+    full = SM3L(0.5, kernel="linear", solver="cvxpy").fit(data.X, data.Y)
+    assert est.n_basis_ == 3 and "no eligible candidate" in est.fit_report_.stop_rule
+    assert relative_difference(est.fit_report_.primal_objective, full.fit_report_.primal_objective) <= EXACT.objective
