@@ -68,12 +68,13 @@ def checks(quick: bool) -> list[Check]:
             return compare(MODEL, n, "Newton, J=all vs CVXPY full", "fast", report, _primal_value(problem))
 
         found.append(Check(MODEL, name, "Newton, J=all vs CVXPY full", "fast", fixed_all))
+        d_max = 8 if quick else 20
         for solver in ("fast", "greedy"):
-            def greedy_row(solver=solver, X=reference.X, Y=Y, R=R, model=model, gram=gram, n=name):
+            def greedy_row(solver=solver, X=reference.X, Y=Y, R=R, model=model, gram=gram, n=name, d_max=d_max):
                 if model == "smsvm":
-                    est = SMSVM(LAM, d_max=8, kappa=10, solver=solver, random_state=0).fit(X, np.argmax(Y, axis=1))
+                    est = SMSVM(LAM, d_max=d_max, kappa=10, solver=solver, random_state=0).fit(X, np.argmax(Y, axis=1))
                 else:
-                    est = SM3L(LAM, d_max=8, kappa=10, R=R, solver=solver, random_state=0).fit(X, Y)
+                    est = SM3L(LAM, d_max=d_max, kappa=10, R=R, solver=solver, random_state=0).fit(X, Y)
                 on_basis = form.SparseMMProblem(gram, Y, LAM, model, est.basis_indices_, R)
                 return compare(MODEL, n, f"Alg.4 |J|={est.n_basis_} vs CVXPY on J", solver, est.fit_report_,
                                _primal_value(on_basis))
