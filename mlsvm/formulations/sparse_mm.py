@@ -1,0 +1,272 @@
+"""SMSVM (3.10) and SM3L (4.22) of Ganu, Shevade & Sundararajan for a basis set J (SPEC §2.3).
+
+No biases. With Gram matrix ``K`` (n × n), basis ``J`` (d indices; ``None`` = all n points),
+``K_J = K[:, J]``, ``K_JJ = K[J][:, J]``, coefficients ``A`` (d × k), scores ``F = K_J A``::
+
+    SMSVM (3.10):  min_A  λ/2 Σ_r A_rᵀ K_JJ A_r  +  ½ Σ_i Σ_{r≠y_i} max(0, 1 + F_ir − F_{i,y_i})²
+    SM3L  (4.22):  min_A  λ/2 tr(R⁻¹ Aᵀ K_JJ A)  +    Σ_i Σ_r   max(0, 1 − y_ir F_ir)²
+
+(``y_ir = ±1``; SM3L has no ½ on the loss, as in the paper; ``R = PᵀP``, ``R = I`` by default;
+SMSVM is the case ``R = I``.) Both are written ``min λ/2 tr(R⁻¹AᵀK_JJA) + c Σ_{(i,r)∈Ω} ξ_ir²``,
+``ξ ≥ 1 + T(F)``, with the linear margin map ``T`` and pair set Ω of :class:`MarginOperator`
+(SM3L: ``T(F) = −Ys∘F``, Ω all, ``c = 1``; SMSVM: ``T(F)_ir = F_ir − F_{i,y_i}``, Ω = {r ≠ y_i},
+``c = ½``).
+
+Dual (derived here; the paper gives none). With multipliers ``μ ≥ 0`` on Ω, ``H = Tᵀ(μ)`` and the
+Nyström matrix ``Q_J = K_J K_JJ⁺ K_Jᵀ`` (``= K`` for J = all points)::
+
+    max_μ  Σ μ − Σ μ²/(4c) − 1/(2λ) tr(Hᵀ Q_J H R)           (μ = 0 outside Ω)
+
+Minimising the Lagrangian in ξ gives ``ξ = μ/(2c)`` and in A gives ``K_JJ A = −(1/λ) K_Jᵀ H R``
+(``K_Jᵀ H`` lies in the range of ``K_JJ`` because K is PSD), so ``A = −(1/λ) K_JJ⁺ K_Jᵀ H R`` and
+``F = −(1/λ) Q_J H R``. At the optimum ``μ = 2c·max(0, 1 + T(F))``. For SMSVM the rows of H sum
+to 0, hence ``Σ_r w_r = 0``. SM3L's dual needs only R, never P.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+
+from mlsvm.verification.residuals import inf_norm
+
+__all__ = ["MODELS", "SparseMMProblem", "MarginOperator", "nystrom_factor", "primal_problem",
+           "dual_problem", "primal_objective", "dual_objective", "multipliers_from_primal",
+           "coefficients_from_dual", "kkt_residuals", "check_correlation"]
+
+MODELS = ("smsvm", "sm3l")
+#: eigenvalues of K_JJ below this fraction of the largest are treated as 0 (pseudo-inverse)
+PINV_RTOL = 1e-12
+
+
+def check_correlation(R=None, P=None, n_labels: int = 1) -> np.ndarray:
+    """Validate the label prior and return R (k × k, symmetric positive definite).
+
+    ``P`` (invertible, k × k) gives ``R = PᵀP``; ``R`` is taken as is; neither gives ``I``."""
+    if R is not None and P is not None:
+        raise ValueError("give either R or P (R = PᵀP), not both")
+    if P is not None:
+        P = np.asarray(P, dtype=np.float64)
+        if P.shape != (n_labels, n_labels) or not np.all(np.isfinite(P)):
+            raise ValueError(f"P must be a finite ({n_labels}, {n_labels}) matrix; got shape {P.shape}")
+        singular = np.linalg.svd(P, compute_uv=False)
+        if singular[-1] <= 1e-12 * max(singular[0], 1e-300):
+            raise ValueError(f"P is singular (smallest singular value {singular[-1]:.3g}); "
+                             "the label prior must be an invertible matrix")
+        return P.T @ P
+    if R is None:
+        return np.eye(n_labels)
+    R = np.asarray(R, dtype=np.float64)
+    if R.shape != (n_labels, n_labels) or not np.all(np.isfinite(R)):
+        raise ValueError(f"R must be a finite ({n_labels}, {n_labels}) matrix; got shape {R.shape}")
+    if np.max(np.abs(R - R.T)) > 1e-10 * max(1.0, np.max(np.abs(R))):
+        raise ValueError("R must be symmetric positive definite; it is not symmetric")
+    try:
+        np.linalg.cholesky(R)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"R must be symmetric positive definite; smallest eigenvalue "
+                         f"{np.linalg.eigvalsh(R)[0]:.3g}") from None
+    return 0.5 * (R + R.T)
+
+
+@dataclass(frozen=True)
+class MarginOperator:
+    """The loss ``weight · Σ_Ω max(0, 1 + T(F))²`` of one model, T linear, Ω = ``mask``."""
+
+    model: str
+    Y: np.ndarray  # (n, k) {0,1}
+    signed: np.ndarray = field(init=False, repr=False)
+    label: np.ndarray = field(init=False, repr=False)
+    mask: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        Y = np.asarray(self.Y)
+        object.__setattr__(self, "signed", 2.0 * Y - 1.0)
+        if self.model == "smsvm":
+            if not np.all(Y.sum(axis=1) == 1):
+                raise ValueError("SMSVM needs exactly one class per sample (a one-hot Y)")
+            object.__setattr__(self, "label", np.argmax(Y, axis=1))
+            object.__setattr__(self, "mask", Y == 0)
+        else:
+            object.__setattr__(self, "label", np.zeros(0, dtype=int))
+            object.__setattr__(self, "mask", np.ones(Y.shape, dtype=bool))
+
+    @property
+    def weight(self) -> float:
+        return 0.5 if self.model == "smsvm" else 1.0
+
+    def forward(self, F: np.ndarray) -> np.ndarray:
+        """``T(F)``: SM3L ``−Ys∘F``; SMSVM ``F_ir − F_{i,y_i}`` (0 at r = y_i)."""
+        if self.model == "sm3l":
+            return -self.signed * F
+        return F - F[np.arange(F.shape[0]), self.label][:, None]
+
+    def adjoint(self, V: np.ndarray) -> np.ndarray:
+        """``Tᵀ(V)`` for V zero outside Ω."""
+        V = np.where(self.mask, V, 0.0)
+        if self.model == "sm3l":
+            return -self.signed * V
+        out = V.copy()
+        out[np.arange(V.shape[0]), self.label] -= V.sum(axis=1)
+        return out
+
+    def column_terms(self, F: np.ndarray, r: int, column: np.ndarray):
+        """``(u, e)``: the loss terms ``max(0, u + t e)²`` that change when column r of the scores
+        moves, ``F[..., :, r] += t · column`` (leading batch axes allowed). SM3L: the entries of
+        column r; SMSVM: (i, r) for y_i ≠ r and (i, p ≠ r) for y_i = r."""
+        if self.model == "sm3l":
+            return 1.0 - self.signed[:, r] * F[..., :, r], -self.signed[:, r] * column
+        other = np.flatnonzero(self.label != r)
+        own = np.flatnonzero(self.label == r)
+        rest = np.delete(np.arange(F.shape[-1]), r)
+        u_other = 1.0 + F[..., other, r] - F[..., other, self.label[other]]
+        u_own = 1.0 + F[..., own, :][..., rest] - F[..., own, r][..., None]
+        e_own = np.broadcast_to(-column[..., own, None], u_own.shape)
+        flat = u_own.shape[:-2] + (-1,)
+        return (np.concatenate([u_other, u_own.reshape(flat)], axis=-1),
+                np.concatenate([column[..., other], e_own.reshape(flat)], axis=-1))
+
+    def slack(self, F: np.ndarray) -> np.ndarray:
+        """``ξ = max(0, 1 + T(F))`` on Ω, 0 elsewhere."""
+        return np.where(self.mask, np.maximum(0.0, 1.0 + self.forward(F)), 0.0)
+
+
+@dataclass(frozen=True)
+class SparseMMProblem:
+    """One SMSVM / SM3L instance: full training Gram matrix, labels, λ, basis J and R."""
+
+    gram: np.ndarray
+    Y: np.ndarray
+    lam: float
+    model: str = "sm3l"
+    basis: np.ndarray | None = None
+    R: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}; got {self.model!r}")
+        if not self.lam > 0:
+            raise ValueError(f"lam must be > 0; got {self.lam!r}")
+        basis = np.arange(self.gram.shape[0]) if self.basis is None else np.asarray(self.basis, dtype=int)
+        object.__setattr__(self, "basis", basis)
+        object.__setattr__(self, "R", check_correlation(self.R, None, self.Y.shape[1]))
+        if self.model == "smsvm" and not np.allclose(self.R, np.eye(self.Y.shape[1])):
+            raise ValueError("SMSVM has no label prior: R must be the identity")
+        object.__setattr__(self, "margins", MarginOperator(self.model, self.Y))
+
+    @property
+    def K_J(self) -> np.ndarray:
+        return self.gram[:, self.basis]
+
+    @property
+    def K_JJ(self) -> np.ndarray:
+        return self.gram[np.ix_(self.basis, self.basis)]
+
+    @property
+    def R_inv(self) -> np.ndarray:
+        return np.linalg.inv(self.R)
+
+
+def nystrom_factor(problem: SparseMMProblem):
+    """``(Z, to_coef)``: ``Z = K_J V s^{-1/2}`` (n × r) with ``Z Zᵀ = Q_J``, and ``to_coef`` (d × r)
+    mapping coordinates ``C`` (with ``F = Z C``, ``Σ‖w_r‖²``-metric ``CᵀC``) to ``A = to_coef C``."""
+    s, V = np.linalg.eigh(problem.K_JJ)
+    keep = s > PINV_RTOL * max(s[-1], 0.0)
+    to_coef = V[:, keep] / np.sqrt(s[keep])
+    return problem.K_J @ to_coef, to_coef
+
+
+def _weighted_norm(matrix, R) -> cp.Expression:
+    """``tr(matrix R matrixᵀ)`` as ``‖matrix L‖²_F`` with ``R = L Lᵀ``."""
+    return cp.sum_squares(matrix @ np.linalg.cholesky(R))
+
+
+def primal_problem(problem: SparseMMProblem):
+    """CVXPY primal in the coordinates ``C`` of :func:`nystrom_factor` (then ``A = to_coef C``).
+
+    ``λ/2 tr(R⁻¹AᵀK_JJA) = λ/2 tr(C R⁻¹ Cᵀ)``. Returns ``(cp.Problem, {"C", "to_coef"})``."""
+    Z, to_coef = nystrom_factor(problem)
+    ops = problem.margins
+    C = cp.Variable((Z.shape[1], problem.Y.shape[1]))
+    F = Z @ C
+    if problem.model == "sm3l":
+        margin = 1 - cp.multiply(ops.signed, F)
+    else:
+        true_score = cp.sum(cp.multiply(problem.Y, F), axis=1, keepdims=True)
+        margin = 1 + F - true_score @ np.ones((1, F.shape[1]))
+    rows, cols = np.nonzero(ops.mask)
+    xi = cp.Variable(rows.size)  # slack on Ω only: ξ ≥ 0, ξ ≥ 1 + T(F)
+    constraints = [xi >= 0, xi >= margin[rows, cols]]
+    objective = problem.lam / 2 * _weighted_norm(C, problem.R_inv) + ops.weight * cp.sum_squares(xi)
+    return cp.Problem(cp.Minimize(objective), constraints), {"C": C, "to_coef": to_coef}
+
+
+def dual_problem(problem: SparseMMProblem):
+    """CVXPY dual as a minimisation of the negated dual objective; the dual optimum is
+    ``−problem.value``. Returns ``(cp.Problem, mu)`` with μ (n × k), 0 outside Ω."""
+    Z, _ = nystrom_factor(problem)
+    ops = problem.margins
+    n, k = problem.Y.shape
+    mu = cp.Variable((n, k))
+    if problem.model == "sm3l":
+        H = -cp.multiply(ops.signed, mu)
+    else:
+        masked = cp.multiply(ops.mask, mu)
+        H = masked - cp.multiply(problem.Y, cp.sum(masked, axis=1, keepdims=True) @ np.ones((1, k)))
+    quadratic = _weighted_norm(Z.T @ H, problem.R) / (2 * problem.lam)
+    objective = cp.sum_squares(mu) / (4 * ops.weight) + quadratic - cp.sum(mu)
+    constraints = [mu >= 0, cp.multiply(~ops.mask, mu) == 0] if problem.model == "smsvm" else [mu >= 0]
+    return cp.Problem(cp.Minimize(objective), constraints), mu
+
+
+def primal_objective(problem: SparseMMProblem, A: np.ndarray) -> float:
+    """(3.10) / (4.22) at coefficients ``A`` (d × k) on the basis J."""
+    ops = problem.margins
+    xi = ops.slack(problem.K_J @ A)
+    regularizer = 0.5 * problem.lam * float(np.sum((problem.K_JJ @ A) * (A @ problem.R_inv)))
+    return regularizer + ops.weight * float(np.sum(xi * xi))
+
+
+def dual_objective(problem: SparseMMProblem, mu: np.ndarray) -> float:
+    """The derived dual (to maximise) at ``mu`` (n × k)."""
+    ops = problem.margins
+    mu = np.where(ops.mask, mu, 0.0)
+    Z, _ = nystrom_factor(problem)
+    ZtH = Z.T @ ops.adjoint(mu)
+    return float(mu.sum() - np.sum(mu * mu) / (4 * ops.weight)
+                 - np.sum((ZtH @ problem.R) * ZtH) / (2 * problem.lam))
+
+
+def multipliers_from_primal(problem: SparseMMProblem, A: np.ndarray) -> np.ndarray:
+    """The KKT multipliers a primal point implies: ``μ = 2c·ξ``."""
+    return 2 * problem.margins.weight * problem.margins.slack(problem.K_J @ A)
+
+
+def coefficients_from_dual(problem: SparseMMProblem, mu: np.ndarray) -> np.ndarray:
+    """The dual → primal map ``A = −(1/λ) K_JJ⁺ K_Jᵀ Tᵀ(μ) R`` (the minimum-norm A)."""
+    Z, to_coef = nystrom_factor(problem)
+    return -(to_coef @ (Z.T @ problem.margins.adjoint(mu))) @ problem.R / problem.lam
+
+
+def kkt_residuals(problem: SparseMMProblem, A: np.ndarray, mu: np.ndarray | None = None) -> dict[str, float]:
+    """Scaled ∞-norm KKT residuals at ``(A, μ)`` (μ defaults to the implied multipliers).
+
+    * ``stationarity``: ``λ K_JJ A R⁻¹ + K_Jᵀ Tᵀ(μ)`` (gradient of the Lagrangian in A)
+    * ``multiplier``: ``μ − 2c ξ(A)`` (stationarity in ξ, which also gives complementarity)
+    * ``dual``: ``(−μ)₊`` and μ outside Ω;  ``gap``: primal − dual, relative.
+    Each is divided by ``1 +`` the largest ∞-norm of the terms it is made of.
+    """
+    ops = problem.margins
+    implied = multipliers_from_primal(problem, A)
+    mu = implied if mu is None else np.asarray(mu, dtype=np.float64)
+    regular = problem.lam * problem.K_JJ @ A @ problem.R_inv
+    coupling = problem.K_J.T @ ops.adjoint(mu)
+    primal, dual = primal_objective(problem, A), dual_objective(problem, mu)
+    return {
+        "stationarity": inf_norm(regular + coupling) / (1 + max(inf_norm(regular), inf_norm(coupling))),
+        "multiplier": inf_norm(mu - implied) / (1 + max(inf_norm(mu), inf_norm(implied))),
+        "dual": max(inf_norm(np.maximum(-mu, 0.0)), inf_norm(np.where(ops.mask, 0.0, mu))) / (1 + inf_norm(mu)),
+        "gap": abs(primal - dual) / max(1.0, abs(primal), abs(dual)),
+    }

@@ -1,0 +1,366 @@
+"""Algorithm 4 of Ganu, Shevade & Sundararajan: greedy basis selection + Newton for α_J.
+
+Objective (SPEC §2.3; see :mod:`mlsvm.formulations.sparse_mm`), for a basis set J::
+
+    e_J(A) = λ/2 tr(R⁻¹ Aᵀ K_JJ A) + c Σ_{(i,r)∈Ω} max(0, 1 + T(K_J A))_ir²
+
+(SMSVM (3.10): c = ½, R = I; SM3L (4.22): c = 1). The margin map T, the pair set Ω and c come
+from a :class:`mlsvm.formulations.sparse_mm.MarginOperator`.
+
+Coordinates: the Cholesky factor ``L_J`` of ``K_JJ`` is grown by one row per added basis vector
+(``l = L_J⁻¹ K_{J,j}``, pivot ``ρ = √(K_jj − lᵀl)``), and the solver works in the features
+``Z = K_J L_J⁻ᵀ`` (so ``F = Z C``, ``A = L_J⁻ᵀ C``, regulariser ``λ/2 tr(C R⁻¹ Cᵀ)``): each new
+feature column costs O(n|J|). A candidate whose pivot is below ``1e-10·K_jj`` (numerically in the
+span of the current basis, e.g. a duplicated point) is not eligible.
+
+* Selection (Alg. 2 with the speed-up of §3.3): κ random candidates outside J; for each, the k
+  one-dimensional problems (3.12) in α_{j,r}, r = 1..k, one after the other with α_J fixed, each
+  solved exactly on the true piecewise-quadratic objective (the paper freezes the sets I^r, I^r_m
+  and then rejects candidates whose objective rose; the exact 1-D minimum never rises). The score
+  cache F = K_J A is updated in place; j* maximises the decrease (3.13).
+* α_J (Alg. 3): Newton with the generalized Hessian and an exact line search on the piecewise
+  quadratic (:mod:`mlsvm.solvers.piecewise_quadratic`). ``joint=False`` (solver "greedy", the paper): one Newton step per class r in turn,
+  Hessian ``λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z`` by its Cholesky factor, which is grown by a border row
+  when J grows and re-factorised only when the active set changed. These sweeps are block
+  coordinate descent (linear rate); when a sweep fails to halve the duality gap (strongly coupled
+  classes: small λ, two-class SMSVM) the run continues with joint steps (recorded in history as
+  ``joint_from_sweep``) — a departure from the paper, which reports < 4 sweeps in its runs.
+  ``joint=True`` (solver "fast"): one Newton step on all classes, the system solved by conjugate
+  gradients preconditioned with those per-class factors (forcing term ``min(1e-2, √gap)``; exact
+  when the classes decouple).
+* Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
+  implied multipliers ``μ = 2c·ξ`` in the derived dual (an exact certificate); inner solves while J
+  grows use ``max(tol, 1e-6)``. Greedy: ``|J| = d_max``, or the relative decrease of e_J after an
+  addition below ``min_rel_decrease`` (1e-3 in the paper), or no candidate decreases e_J.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.linalg import cho_solve, solve_triangular
+
+from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic
+from mlsvm.solvers.result import SolverResult, warn_not_converged
+
+__all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
+
+PIVOT_RTOL = 1e-10
+
+
+def _objective_and_dual(Z, C, F, ops, lam, R, R_inv):
+    xi = ops.slack(F)
+    primal = 0.5 * lam * float(np.sum((C @ R_inv) * C)) + ops.weight * float(np.sum(xi * xi))
+    mu = 2 * ops.weight * xi
+    ZtH = Z.T @ ops.adjoint(mu)
+    dual = float(mu.sum() - np.sum(mu * mu) / (4 * ops.weight) - np.sum((ZtH @ R) * ZtH) / (2 * lam))
+    return primal, dual, (primal - dual) / max(1.0, abs(primal), abs(dual))
+
+
+def _curvature(ops, F):
+    """ω (n × k): diagonal blocks of the generalized Hessian of the loss in F."""
+    active = ops.mask & (1.0 + ops.forward(F) > 0)
+    omega = 2 * ops.weight * active.astype(np.float64)
+    if ops.model == "smsvm":
+        omega[np.arange(F.shape[0]), ops.label] = 2 * ops.weight * active.sum(axis=1)
+    return omega
+
+
+class _ClassHessians:
+    """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z`` in buffers of ``capacity`` rows: the Gram
+    part kept up to date by the rows whose ω changed, the Cholesky factor grown by a border row
+    when J grows and recomputed only for classes whose active set changed."""
+
+    def __init__(self, lam, R_inv, n, k, capacity):
+        self.diag = lam * np.diag(R_inv)
+        self.omega = np.zeros((n, k))
+        self.gram_buffer = np.zeros((k, capacity, capacity))
+        self.factor_buffer = np.zeros((k, capacity, capacity))
+        self.valid = np.ones(k, dtype=bool)
+        self.size = 0
+        self.refactorizations = 0
+
+    def factor(self, r):
+        return self.factor_buffer[r, :self.size, :self.size]
+
+    def grow(self, Z, z):
+        """Border every H_r with the new feature column z (Z: the current n × d features)."""
+        d = self.size
+        weighted = self.omega * z[:, None]                       # (n, k)
+        border = Z.T @ weighted                                  # (d, k)
+        corner = z @ weighted                                    # (k,)
+        self.gram_buffer[:, :d, d] = self.gram_buffer[:, d, :d] = border.T
+        self.gram_buffer[:, d, d] = corner
+        for r in np.flatnonzero(self.valid):
+            line = solve_triangular(self.factor(r), border[:, r], lower=True) if d else np.zeros(0)
+            pivot = self.diag[r] + corner[r] - line @ line
+            self.factor_buffer[r, d, :d] = line
+            self.factor_buffer[r, :d, d] = 0.0
+            self.factor_buffer[r, d, d] = np.sqrt(max(pivot, 0.0))
+            self.valid[r] = pivot > 0
+        self.size = d + 1
+
+    def reset(self, d):
+        """Start over with d features (all factors to be computed)."""
+        self.size, self.valid[:] = d, False
+        self.gram_buffer[:, :d, :d] = 0.0
+        self.omega[:] = 0.0
+
+    def refresh(self, Z, omega):
+        d = self.size
+        changed_rows = np.flatnonzero(np.any(omega != self.omega, axis=1))
+        if changed_rows.size:
+            delta = omega[changed_rows] - self.omega[changed_rows]
+            rows = Z[changed_rows]
+            for r in np.flatnonzero(np.any(delta != 0, axis=0)):
+                self.gram_buffer[r, :d, :d] += rows.T @ (delta[:, r, None] * rows)
+                self.valid[r] = False
+            self.omega = omega.copy()
+        for r in np.flatnonzero(~self.valid):
+            self.factor_buffer[r, :d, :d] = np.linalg.cholesky(self.gram_buffer[r, :d, :d] + self.diag[r] * np.eye(d))
+            self.valid[r] = True
+            self.refactorizations += 1
+
+    def solve(self, r, rhs):
+        return cho_solve((self.factor(r), True), rhs)
+
+    def inverses(self):
+        """``H_r⁻¹`` stacked (k, d, d), from the current factors (the CG preconditioner)."""
+        eye = np.eye(self.size)
+        return np.stack([cho_solve((self.factor(r), True), eye) for r in range(self.valid.size)])
+
+
+def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
+    change = ops.forward(Z @ D)
+    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * change)
+
+
+def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500):
+    """Newton direction on all classes: CG on the generalized Hessian, preconditioned by the
+    per-class blocks, to relative residual ``cg_tol`` (an inexact Newton step: every CG iterate
+    is a descent direction, and the exact line search keeps the decrease)."""
+    if F.shape[1] == 1 or (ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))):
+        # the blocks are the whole Hessian: exact Newton, class by class
+        return np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(F.shape[1])])
+    active = 2 * ops.weight * (ops.mask & (1.0 + ops.forward(F) > 0))
+    if hessians.size <= 300:  # explicit block inverses: one batched product per CG step
+        blocks = hessians.inverses()
+        precondition = lambda V: np.einsum("rij,jr->ir", blocks, V)
+    else:
+        precondition = lambda V: np.column_stack([hessians.solve(r, V[:, r]) for r in range(V.shape[1])])
+    D = np.zeros_like(gradient)
+    residual = -gradient
+    zvec = precondition(residual)
+    p = zvec.copy()
+    rz = np.sum(residual * zvec)
+    norm0 = np.linalg.norm(gradient)
+    for _ in range(cg_max):
+        Hp = _hessian_product(Z, ops, active, lam, R_inv, p)
+        step = rz / np.sum(p * Hp)
+        D += step * p
+        residual -= step * Hp
+        if np.linalg.norm(residual) <= cg_tol * norm0:
+            break
+        zvec = precondition(residual)
+        rz, rz_old = np.sum(residual * zvec), rz
+        p = zvec + (rz / rz_old) * p
+    return D
+
+
+def _line_step(ops, F, C, D, dF, lam, R_inv):
+    """Exact step length along (D, dF) and the entries it touches."""
+    e = ops.forward(dF)
+    touched = ops.mask & (e != 0)
+    u = 1.0 + ops.forward(F)
+    a = lam * float(np.sum((D @ R_inv) * D))
+    b = lam * float(np.sum((C @ R_inv) * D))
+    return minimize_piecewise_quadratic(a, b, u[touched], e[touched], ops.weight)
+
+
+def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-14, max_iter=1000, joint=True,
+                       hessians=None, history=None):
+    """Alg. 3 on the features Z: minimise ``λ/2 tr(C R⁻¹ Cᵀ) + c Σ_Ω max(0, 1 + T(ZC))²``.
+
+    Returns ``(C, F, n_iter, relative_gap, converged)``; stops at relative duality gap ≤ tol."""
+    R_inv = np.linalg.inv(R)
+    F = Z @ C if F is None else F
+    if hessians is None:
+        hessians = _ClassHessians(lam, R_inv, Z.shape[0], C.shape[1], Z.shape[1])
+        hessians.reset(Z.shape[1])
+    gap, previous_gap = np.inf, np.inf
+    for iteration in range(max_iter + 1):
+        primal, dual, gap = _objective_and_dual(Z, C, F, ops, lam, R, R_inv)
+        if history is not None:
+            history.setdefault("objective", []).append(primal)
+            history.setdefault("relative_gap", []).append(gap)
+        if gap <= tol:
+            return C, F, iteration, gap, True
+        if iteration == max_iter:
+            break
+        if not joint and gap > 0.5 * previous_gap:
+            # Class-wise sweeps are block coordinate descent: linear, and slow when the classes are
+            # strongly coupled (small λ, SMSVM with 2 classes). Once a sweep fails to halve the gap,
+            # the remaining steps are joint Newton steps (exact; finite convergence).
+            joint = True
+            if history is not None:
+                history["joint_from_sweep"] = iteration
+        previous_gap = gap
+        if joint:
+            hessians.refresh(Z, _curvature(ops, F))
+            gradient = lam * C @ R_inv + Z.T @ ops.adjoint(2 * ops.weight * ops.slack(F))
+            # forcing term: loose while the gap is large, tight near the optimum (superlinear)
+            D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
+                                 cg_tol=min(1e-2, max(np.sqrt(gap), 1e-12)))
+            dF = Z @ D
+            t = _line_step(ops, F, C, D, dF, lam, R_inv)
+            C, F = C + t * D, F + t * dF
+            continue
+        for r in range(C.shape[1]):  # Alg. 3: one Newton step per class, exact line search
+            hessians.refresh(Z, _curvature(ops, F))
+            grad_F = ops.adjoint(2 * ops.weight * ops.slack(F))
+            g = lam * C @ R_inv[:, r] + Z.T @ grad_F[:, r]
+            d = -hessians.solve(r, g)
+            df = Z @ d
+            u, e = ops.column_terms(F, r, df)
+            t = minimize_piecewise_quadratic(lam * R_inv[r, r] * (d @ d), lam * d @ (C @ R_inv[:, r]),
+                                             u, e, ops.weight)
+            C[:, r] += t * d
+            F[:, r] += t * df
+    return C, F, max_iter, gap, False
+
+
+def candidate_gains(gram, candidates, ops, F, lam, R_inv):
+    """(3.12) for every candidate j at once: the k one-dimensional problems in α_{j,r} (r in turn,
+    α_J fixed), each solved exactly on the true objective. Returns ``(decrease of e_J, α_{j,·})``,
+    shapes (κ,) and (κ, k)."""
+    columns = gram[:, candidates].T                         # (κ, n)
+    K_jj = gram[candidates, candidates]
+    scores = np.repeat(F[None], len(candidates), axis=0)    # per-candidate copy of the score cache
+    coef = np.zeros((len(candidates), F.shape[1]))
+    decrease = np.zeros(len(candidates))
+    rows = np.arange(len(candidates))
+    for r in range(F.shape[1]):
+        u, e = ops.column_terms(scores, r, columns)
+        a = lam * R_inv[r, r] * K_jj
+        b = lam * scores[rows, candidates, :] @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
+        t = minimize_piecewise_quadratic(a, b, u, e, ops.weight)
+        before, after = np.maximum(u, 0.0), np.maximum(u + t[:, None] * e, 0.0)
+        decrease -= 0.5 * a * t * t + b * t + ops.weight * np.sum(after * after - before * before, axis=1)
+        coef[:, r] = t
+        scores[:, :, r] += t[:, None] * columns
+    return decrease, coef
+
+
+def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-14, max_iter=1000,
+                  min_rel_decrease=1e-3, joint=True, random_state=None, basis=None) -> SolverResult:
+    """Algorithm 4 (SMSVM/SM3L): grow J greedily, re-optimise α_J by Newton after each addition.
+
+    ``basis`` given: skip selection and solve for that fixed J (points numerically in the span of
+    the ones before them are left out: same span, same optimum). Returns ``primal`` with ``A``
+    (|J| × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu``; history
+    ``objective_path`` (e_J after each addition), ``relative_gap`` (final Newton run). ``max_iter``
+    bounds the Newton iterations (class-wise: sweeps) of each α_J solve."""
+    start = time.perf_counter()
+    n, k = ops.Y.shape
+    R = np.eye(k) if R is None else R
+    R_inv = np.linalg.inv(R)
+    rng = np.random.default_rng(random_state)
+    diag = np.diag(gram).copy()
+    inner_tol = max(tol, 1e-6)
+    capacity = d_max if basis is None else len(basis)
+    hessians = _ClassHessians(lam, R_inv, n, k, capacity)
+    L_buffer = np.zeros((capacity, capacity))            # Cholesky factor of K_JJ, grown by rows
+    Z_buffer = np.zeros((n, capacity), order="F")        # features Z = K_J L⁻ᵀ
+    C, F = np.zeros((0, k)), np.zeros((n, k))
+    chosen: list[int] = []
+    path, total_newton = [], 0
+    features = lambda: Z_buffer[:, :len(chosen)]
+    factor = lambda: L_buffer[:len(chosen), :len(chosen)]
+
+    def add(j, coef):
+        nonlocal C, F
+        d = len(chosen)
+        line = solve_triangular(factor(), gram[chosen, j], lower=True) if d else np.zeros(0)
+        pivot = np.sqrt(diag[j] - line @ line)
+        z = (gram[:, j] - features() @ line) / pivot
+        hessians.grow(features(), z)
+        L_buffer[d, :d], L_buffer[d, d], Z_buffer[:, d] = line, pivot, z
+        C = np.vstack([C + np.outer(line, coef), pivot * coef[None, :]])
+        F = F + np.outer(gram[:, j], coef)
+        chosen.append(int(j))
+
+    def eligible(js):
+        if not chosen:
+            return js[diag[js] > 0]
+        lines = solve_triangular(factor(), gram[np.ix_(chosen, js)], lower=True)
+        return js[diag[js] - np.sum(lines * lines, axis=0) > PIVOT_RTOL * diag[js]]
+
+    def set_fixed_basis(js):
+        """The factor of K_JJ at once; if a pivot is too small, grow it point by point instead."""
+        try:
+            L = np.linalg.cholesky(gram[np.ix_(js, js)])
+            ok = np.all(np.diag(L) ** 2 > PIVOT_RTOL * diag[js])
+        except np.linalg.LinAlgError:
+            ok = False
+        if not ok:  # a point in the span of those before it changes nothing: skipped
+            for j in js:
+                if eligible(np.array([j])).size:
+                    add(j, np.zeros(k))
+            return
+        d = len(js)
+        L_buffer[:d, :d] = L
+        Z_buffer[:, :d] = solve_triangular(L, gram[js, :], lower=True).T
+        chosen.extend(int(j) for j in js)
+        hessians.reset(d)
+
+    stop_rule, newton_history = "d_max", {}
+    if basis is not None:
+        set_fixed_basis(np.asarray(basis, dtype=int))
+        C = np.zeros((len(chosen), k))
+    else:
+        add(rng.integers(n), np.zeros(k))  # Alg. 4 step 1: a random example
+    while True:
+        selecting = basis is None and len(chosen) < d_max
+        newton_history = {}
+        C, F, iters, gap, converged = newton_fixed_basis(
+            features(), ops, lam, R, C, F, tol=inner_tol if selecting else tol, max_iter=max_iter,
+            joint=joint, hessians=hessians, history=newton_history)
+        total_newton += iters
+        path.append(newton_history["objective"][-1])
+        if not selecting:
+            stop_rule = "fixed basis" if basis is not None else "d_max"
+            break
+        if len(path) > 1 and (path[-2] - path[-1]) < min_rel_decrease * abs(path[-2]):
+            stop_rule = "relative decrease"
+            break
+        outside = np.setdiff1d(np.arange(n), chosen)
+        candidates = eligible(rng.choice(outside, size=min(kappa, outside.size), replace=False))
+        if candidates.size == 0:
+            stop_rule = "no eligible candidate"
+            break
+        decrease, coef = candidate_gains(gram, candidates, ops, F, lam, R_inv)
+        best = int(np.argmax(decrease))
+        if decrease[best] <= 0:
+            stop_rule = "no decrease"
+            break
+        add(candidates[best], coef[best])
+    if tol < inner_tol and basis is None and stop_rule != "d_max":
+        C, F, iters, gap, converged = newton_fixed_basis(
+            features(), ops, lam, R, C, F, tol=tol, max_iter=max_iter, joint=joint, hessians=hessians,
+            history=newton_history)
+        total_newton += iters
+        path[-1] = newton_history["objective"][-1]
+    if not converged:
+        warn_not_converged("greedy_sparse Newton", "relative duality gap", gap, tol, max_iter)
+    A = solve_triangular(factor().T, C, lower=False)
+    mu = 2 * ops.weight * ops.slack(F)
+    history = {"objective_path": path, "relative_gap": newton_history.get("relative_gap", []),
+               "hessian_refactorizations": hessians.refactorizations}
+    if "joint_from_sweep" in newton_history:
+        history["joint_from_sweep"] = newton_history["joint_from_sweep"]
+    return SolverResult(
+        primal={"A": A, "basis": np.asarray(chosen), "F": F}, dual={"mu": mu}, converged=converged,
+        n_iter=total_newton, stop_value=gap, stop_rule=f"relative duality gap (basis: {stop_rule})",
+        solve_time=time.perf_counter() - start, solver="fast" if joint else "greedy",
+        history=history)

@@ -1,0 +1,353 @@
+"""SMSVM / SM3L: derived dual, Newton on a fixed basis vs CVXPY, greedy selection properties,
+equivalences with binary squared-hinge SVMs (LIBLINEAR and the foundation's CVXPY), bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
+
+from mlsvm import SM3L, SMSVM
+from mlsvm.datasets import make_multiclass, make_multilabel
+from mlsvm.estimators.sparse_mm import fit_report
+from mlsvm.formulations import binary_svm as bsvm
+from mlsvm.formulations import sparse_mm as form
+from mlsvm.kernels import make_kernel
+from mlsvm.solvers.greedy_sparse import candidate_gains, greedy_sparse
+from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, sorted_root
+from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.report import relative_difference
+from mlsvm.verification.residuals import inf_norm
+from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
+
+EXACT = tolerance("sparse_mm", "fast")
+LIBLINEAR = tolerance("binary_svm", "liblinear")
+
+
+def _gram(X, kernel="rbf"):
+    return make_kernel(kernel, "scale", X=X)(X)
+
+
+def _primal(problem, backend="CLARABEL"):
+    return solve(form.primal_problem(problem)[0], backend)
+
+
+def _dual(problem, backend="CLARABEL"):
+    cvx, mu = form.dual_problem(problem)
+    return -solve(cvx, backend), mu.value
+
+
+def _prior(k, seed=5):
+    P = np.eye(k) + 0.4 * np.random.default_rng(seed).standard_normal((k, k))
+    return P, P.T @ P
+
+
+@st.composite
+def problems(draw, model=None):
+    """Small SMSVM/SM3L problems with awkward structure: empty/full labels, rows with all or no
+    labels, q = 1 or 2, duplicated points, a random basis (or all points), an optional prior."""
+    model = draw(st.sampled_from(form.MODELS)) if model is None else model
+    n = draw(st.integers(6, 14))
+    k = draw(st.integers(1 if model == "sm3l" else 2, 3))
+    seed = draw(st.integers(0, 10_000))
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    if draw(st.booleans()):
+        X[1] = X[0]  # duplicated point
+    if model == "smsvm":
+        y = rng.integers(0, k, n)
+        y[:k] = np.arange(k)
+        Y = np.eye(k, dtype=np.int8)[y]
+    else:
+        Y = (rng.random((n, k)) < 0.4).astype(np.int8)
+        structure = draw(st.sampled_from(["none", "empty-label", "full-label", "rows"]))
+        if structure == "empty-label":
+            Y[:, 0] = 0
+        elif structure == "full-label":
+            Y[:, -1] = 1
+        elif structure == "rows":
+            Y[0], Y[-1] = 1, 0
+    kernel = draw(st.sampled_from(["linear", "rbf"]))
+    lam = draw(st.sampled_from([0.05, 0.5, 3.0]))
+    basis = None if draw(st.booleans()) else np.sort(rng.choice(n, draw(st.integers(1, n)), replace=False))
+    R = _prior(k, seed)[1] if model == "sm3l" and draw(st.booleans()) else None
+    return form.SparseMMProblem(_gram(X, kernel), Y, lam, model, basis, R)
+
+
+# ---- formulation: the derived dual ---------------------------------------------------------------
+
+@settings(max_examples=15)
+@given(problems())
+def test_derived_dual_equals_primal_on_two_backends(problem):
+    primal = _primal(problem)
+    dual, mu = _dual(problem)
+    assert relative_difference(primal, dual) <= BACKEND_AGREEMENT
+    assert relative_difference(primal, _primal(problem, "ECOS")) <= BACKEND_AGREEMENT
+    # the dual → primal map gives a primal point with that objective, and the KKT conditions hold
+    A = form.coefficients_from_dual(problem, mu)
+    assert relative_difference(form.primal_objective(problem, A), primal) <= EXACT.objective
+    assert relative_difference(form.dual_objective(problem, mu), dual) <= EXACT.objective
+
+
+def test_smsvm_class_weights_sum_to_zero():
+    """KKT property of the SMSVM dual: the rows of H = Tᵀ(μ) sum to 0, so Σ_r w_r = 0."""
+    X, y = make_multiclass(40, 3, 4, random_state=2)
+    est = SMSVM(0.3, d_max=12, kernel="rbf", random_state=0).fit(X, y)
+    total = est.coef_.sum(axis=1)
+    assert inf_norm(total) / (1 + inf_norm(est.coef_)) <= EXACT.kkt
+
+
+def test_prior_P_equals_R_and_dual_needs_only_R():
+    data = make_multilabel(30, 4, 3, random_state=4)
+    P, R = _prior(3)
+    by_P = SM3L(0.5, d_max=10, P=P, random_state=1).fit(data.X, data.Y)
+    by_R = SM3L(0.5, d_max=10, R=R, random_state=1).fit(data.X, data.Y)
+    np.testing.assert_array_equal(by_P.basis_indices_, by_R.basis_indices_)
+    assert relative_difference(by_P.fit_report_.primal_objective, by_R.fit_report_.primal_objective) <= EXACT.objective
+
+
+# ---- Newton on a fixed basis ----------------------------------------------------------------------
+
+@settings(max_examples=15)
+@given(problems(), st.booleans())
+def test_newton_on_fixed_basis_equals_cvxpy_and_the_dual(problem, joint):
+    result = greedy_sparse(problem.gram, problem.margins, problem.lam, problem.R, basis=problem.basis,
+                           joint=joint, tol=1e-14, max_iter=5000)
+    used = form.SparseMMProblem(problem.gram, problem.Y, problem.lam, problem.model, result.primal["basis"], problem.R)
+    report = fit_report(used, result.primal["A"], n_iter=result.n_iter, converged=result.converged,
+                        solve_time=result.solve_time, solver="fast" if joint else "greedy")
+    truth = _primal(problem)  # the full requested basis: dependent points left out change nothing
+    assert result.converged
+    assert relative_difference(report.primal_objective, truth) <= EXACT.objective
+    assert relative_difference(report.dual_objective, _dual(problem)[0]) <= EXACT.objective
+    assert report.relative_gap <= EXACT.gap and report.max_kkt <= EXACT.kkt
+
+
+def test_all_points_equals_full_model_through_the_greedy_path():
+    """|J| grown greedily to n (κ = n) gives the full model's optimum (CVXPY, J = all)."""
+    data = make_multilabel(25, 3, 3, random_state=7)
+    est = SM3L(0.4, d_max=25, kappa=25, min_rel_decrease=0.0, random_state=0).fit(data.X, data.Y)
+    full = SM3L(0.4, solver="cvxpy").fit(data.X, data.Y)
+    assert est.n_basis_ == 25
+    assert relative_difference(est.fit_report_.primal_objective, full.fit_report_.primal_objective) <= EXACT.objective
+    np.testing.assert_allclose(est.decision_function(data.X), full.decision_function(data.X),
+                               atol=np.sqrt(EXACT.objective) * max(1.0, np.abs(full.decision_function(data.X)).max()))
+
+
+# ---- greedy selection ---------------------------------------------------------------------------
+
+@settings(max_examples=10)
+@given(problems(), st.integers(0, 100))
+def test_objective_never_increases_as_J_grows(problem, seed):
+    result = greedy_sparse(problem.gram, problem.margins, problem.lam, problem.R, d_max=problem.gram.shape[0],
+                           kappa=3, min_rel_decrease=0.0, random_state=seed)
+    path = np.asarray(result.history["objective_path"])
+    assert np.all(np.diff(path) <= EXACT.objective * np.maximum(1.0, np.abs(path[:-1])))
+    # and each value is the optimum on its basis: the last one checked against CVXPY
+    on_basis = form.SparseMMProblem(problem.gram, problem.Y, problem.lam, problem.model, result.primal["basis"], problem.R)
+    assert relative_difference(path[-1], _primal(on_basis)) <= EXACT.objective
+
+
+@settings(max_examples=10)
+@given(problems(), st.integers(0, 100))
+def test_candidate_gain_is_the_true_decrease(problem, seed):
+    """(3.12) solved exactly: the predicted decrease equals e_J − e_Ĵ evaluated from scratch, and
+    no coefficient on a grid around the chosen one does better (each 1-D problem is minimised)."""
+    rng = np.random.default_rng(seed)
+    n, k = problem.Y.shape
+    J = rng.choice(n, size=max(1, n // 3), replace=False)
+    A = rng.standard_normal((J.size, k))
+    on_J = form.SparseMMProblem(problem.gram, problem.Y, problem.lam, problem.model, J, problem.R)
+    candidates = np.setdiff1d(np.arange(n), J)[:4]
+    decrease, coef = candidate_gains(problem.gram, candidates, problem.margins, problem.gram[:, J] @ A,
+                                     problem.lam, np.linalg.inv(problem.R))
+    base = form.primal_objective(on_J, A)
+    for j, gain, a in zip(candidates, decrease, coef):
+        grown = form.SparseMMProblem(problem.gram, problem.Y, problem.lam, problem.model, np.append(J, j), problem.R)
+        value = lambda c: form.primal_objective(grown, np.vstack([A, c]))
+        assert relative_difference(base - value(a), gain) <= EXACT.objective * max(1.0, base) / max(1.0, abs(gain))
+        assert gain >= 0
+        for r in range(k):
+            for delta in (-1e-3, 1e-3):
+                moved = a.copy()
+                moved[r] += delta
+                # the last coordinate is exactly minimised with the others fixed
+                if r == k - 1:
+                    assert value(moved) >= value(a) - EXACT.objective * max(1.0, value(a))
+
+
+@settings(max_examples=50)
+@given(st.integers(0, 40), st.floats(1e-4, 1e2), st.floats(-10, 10), st.sampled_from([0.5, 1.0]), st.integers(0, 10_000))
+def test_exact_line_search_matches_sorted_breakpoints_and_is_a_minimum(m, a, b, weight, seed):
+    rng = np.random.default_rng(seed)
+    u = rng.standard_normal(m) * 3
+    e = rng.standard_normal(m) * (rng.random(m) < 0.8)
+    t = minimize_piecewise_quadratic(a, b, u, e, weight)
+    assert relative_difference(t, sorted_root(a, b, u, e, weight)) <= EXACT.objective
+    phi = lambda s: 0.5 * a * s * s + b * s + weight * np.sum(np.maximum(0.0, u + s * e) ** 2)
+    grid = t + np.linspace(-1, 1, 41) * max(1.0, abs(t))
+    assert min(phi(s) for s in grid) >= phi(t) - EXACT.objective * max(1.0, abs(phi(t)))
+
+
+def test_reproducible_with_random_state():
+    data = make_multilabel(40, 4, 3, random_state=9)
+    fits = [SM3L(0.5, d_max=8, kappa=5, random_state=3).fit(data.X, data.Y) for _ in range(2)]
+    np.testing.assert_array_equal(fits[0].basis_indices_, fits[1].basis_indices_)
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    other = SM3L(0.5, d_max=8, kappa=5, random_state=4).fit(data.X, data.Y)
+    assert not np.array_equal(other.basis_indices_, fits[0].basis_indices_)
+
+
+def test_stops_on_relative_decrease_and_reports_the_path():
+    data = make_multilabel(60, 4, 3, random_state=2)
+    est = SM3L(0.5, d_max=60, random_state=0, min_rel_decrease=1e-3).fit(data.X, data.Y)
+    path = est.objective_path_
+    assert "relative decrease" in est.fit_report_.stop_rule and est.n_basis_ < 60
+    assert len(path) == est.n_basis_ and (path[-2] - path[-1]) < 1e-3 * path[-2]
+    assert all((path[i - 1] - path[i]) >= 1e-3 * path[i - 1] for i in range(1, len(path) - 1))
+
+
+def test_precomputed_kernel_and_basis_only_inference_agree():
+    data = make_multilabel(30, 4, 3, random_state=3)
+    kernel = make_kernel("rbf", 0.3)
+    on_X = SM3L(0.5, d_max=6, kernel="rbf", gamma=0.3, random_state=0).fit(data.X, data.Y)
+    on_K = SM3L(0.5, d_max=6, kernel="precomputed", random_state=0).fit(kernel(data.X), data.Y)
+    test = data.X[:7] + 0.1
+    np.testing.assert_array_equal(on_X.basis_indices_, on_K.basis_indices_)
+    assert relative_difference(float(np.abs(on_X.decision_function(test) - on_K.decision_function(kernel(test, data.X))).max()), 0.0) <= EXACT.objective
+
+
+# ---- equivalences ---------------------------------------------------------------------------------
+
+def _binary_objective(gram, y, C):
+    problem = bsvm.BinarySVMProblem(gram, y, C, loss="squared_hinge", bias="none")
+    return solve(bsvm.primal_problem(problem)[0])
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_sm3l_identity_prior_is_q_independent_squared_hinge_svms(kernel):
+    """SM3L(λ, R = I), J = all = Σ_r λ · [½‖w_r‖² + (1/λ) Σ_i max(0, 1 − y_ir f_r)²]: C = 1/λ."""
+    data = make_multilabel(40, 3, 3, random_state=5)
+    lam = 0.5
+    est = SM3L(lam, kernel=kernel, solver="cvxpy").fit(data.X, data.Y)
+    fast = greedy_sparse(_gram(data.X, kernel), form.MarginOperator("sm3l", data.Y), lam, basis=np.arange(40))
+    Ys = 2.0 * data.Y - 1.0
+    gram = _gram(data.X, kernel)
+    binary = sum(lam * _binary_objective(gram, Ys[:, r], 1 / lam) for r in range(3))
+    assert relative_difference(est.fit_report_.primal_objective, binary) <= EXACT.objective
+    used = form.SparseMMProblem(gram, data.Y, lam, "sm3l", fast.primal["basis"])
+    assert relative_difference(form.primal_objective(used, fast.primal["A"]), binary) <= EXACT.objective
+    if kernel == "linear":
+        liblinear = 0.0
+        for r in range(3):
+            svc = LinearSVC(C=1 / lam, loss="squared_hinge", fit_intercept=False, tol=1e-10, max_iter=200_000).fit(data.X, Ys[:, r])
+            w = svc.coef_.ravel()
+            slack = np.maximum(0.0, 1 - Ys[:, r] * (data.X @ w))
+            liblinear += lam * (0.5 * w @ w + slack @ slack / lam)
+        assert relative_difference(liblinear, binary) <= LIBLINEAR.objective
+
+
+def test_sm3l_diagonal_prior_is_independent_svms_with_scaled_C():
+    """R = diag(s): λ/2 Σ_r ‖w_r‖²/s_r + Σ loss_r = Σ_r (λ/s_r)·binary(C = s_r/λ)."""
+    data = make_multilabel(30, 3, 3, random_state=6)
+    lam, s = 0.5, np.array([0.5, 1.0, 4.0])
+    est = SM3L(lam, R=np.diag(s), d_max=30, kappa=30, min_rel_decrease=0.0, random_state=0).fit(data.X, data.Y)
+    gram, Ys = _gram(data.X), 2.0 * data.Y - 1.0
+    binary = sum(lam / s[r] * _binary_objective(gram, Ys[:, r], s[r] / lam) for r in range(3))
+    assert relative_difference(est.fit_report_.primal_objective, binary) <= EXACT.objective
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_smsvm_two_classes_is_one_squared_hinge_svm_on_the_difference(kernel):
+    """Two classes: the loss depends on u = w₁ − w₂ only, and min ‖w₁‖² + ‖w₂‖² given u is ‖u‖²/2
+    (w₁ = −w₂ = u/2), so SMSVM = λ/4‖u‖² + ½Σ max(0, 1 − s_i f_u)² = (λ/2)·binary(C = 1/λ),
+    with s_i = +1 for the first class and f₁ − f₂ = f_binary."""
+    X, y = make_multiclass(40, 3, 2, random_state=3)
+    lam = 0.4
+    est = SMSVM(lam, kernel=kernel, d_max=40, kappa=40, min_rel_decrease=0.0, random_state=0).fit(X, y)
+    gram, s = _gram(X, kernel), np.where(y == 0, 1.0, -1.0)
+    binary = _binary_objective(gram, s, 1 / lam)
+    assert relative_difference(est.fit_report_.primal_objective, lam / 2 * binary) <= EXACT.objective
+    if kernel == "linear":
+        svc = LinearSVC(C=1 / lam, loss="squared_hinge", fit_intercept=False, tol=1e-10, max_iter=200_000).fit(X, s)
+        w = svc.coef_.ravel()
+        slack = np.maximum(0.0, 1 - s * (X @ w))
+        assert relative_difference(lam / 2 * (0.5 * w @ w + slack @ slack / lam), lam / 2 * binary) <= LIBLINEAR.objective
+
+
+# ---- bad input ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(lam=0.0), "lam"), (dict(lam=-1.0), "lam"), (dict(d_max=0), "d_max"), (dict(d_max=31), "d_max"),
+    (dict(kappa=0), "kappa"), (dict(R=np.array([[1.0, 0.5, 0], [0.0, 1, 0], [0, 0, 1]])), "symmetric"),
+    (dict(R=-np.eye(3)), "positive definite"), (dict(P=np.ones((3, 3))), "singular"),
+    (dict(R=np.eye(3), P=np.eye(3)), "either R or P"), (dict(R=np.eye(2)), "R must be"),
+    (dict(solver="newton"), "solver"),
+])
+def test_sm3l_bad_input(kwargs, match):
+    data = make_multilabel(30, 3, 3, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        SM3L(**{"lam": 1.0, **kwargs}).fit(data.X, data.Y)
+
+
+def test_smsvm_bad_input():
+    X, y = make_multiclass(20, 3, 3)
+    with pytest.raises(ValueError, match="1-D class vector"):
+        SMSVM().fit(X, np.eye(3)[y])
+    with pytest.raises(ValueError, match="lam"):
+        SMSVM(lam=0).fit(X, y)
+    with pytest.raises(ValueError, match="d_max"):
+        SMSVM(d_max=21).fit(X, y)
+    with pytest.raises(ValueError, match="kappa"):
+        SMSVM(kappa=0).fit(X, y)
+
+
+def test_n_support_counts_training_points_inside_the_margin():
+    """n_support_: points with a nonzero multiplier, i.e. some label with y_ir f_r(x_i) < 1."""
+    data = make_multilabel(40, 3, 3, random_state=8)
+    est = SM3L(0.5, d_max=10, random_state=0).fit(data.X, data.Y)
+    inside = np.any((2.0 * data.Y - 1.0) * est.decision_function(data.X) < 1, axis=1)
+    assert est.n_support_ == int(inside.sum()) and est.n_basis_ == 10
+
+
+def test_classwise_newton_switches_to_joint_steps_on_coupled_classes():
+    """Two-class SMSVM with small λ: the paper's class-wise sweeps (block coordinate descent) crawl;
+    the "greedy" solver then continues with joint Newton steps and still reaches the optimum."""
+    X, y = make_multiclass(30, 3, 2, random_state=1)
+    problem = form.SparseMMProblem(_gram(X), np.eye(2, dtype=np.int8)[y], 0.05, "smsvm", np.arange(5))
+    result = greedy_sparse(problem.gram, problem.margins, problem.lam, basis=problem.basis, joint=False)
+    assert "joint_from_sweep" in result.history
+    report = fit_report(problem, result.primal["A"], n_iter=result.n_iter, converged=result.converged,
+                        solve_time=result.solve_time, solver="greedy")
+    assert relative_difference(report.primal_objective, _primal(problem)) <= EXACT.objective
+    assert report.max_kkt <= EXACT.kkt
+
+
+def test_duplicated_basis_points_are_left_out_without_changing_the_optimum():
+    data = make_multilabel(20, 3, 2, random_state=2)
+    X = data.X.copy()
+    X[5] = X[3]
+    problem = form.SparseMMProblem(_gram(X), data.Y, 0.5, "sm3l", np.array([1, 3, 5, 8]))
+    result = greedy_sparse(problem.gram, problem.margins, problem.lam, basis=problem.basis)
+    assert result.primal["basis"].tolist() == [1, 3, 8]
+    used = form.SparseMMProblem(problem.gram, data.Y, 0.5, "sm3l", result.primal["basis"])
+    assert relative_difference(form.primal_objective(used, result.primal["A"]), _primal(problem)) <= EXACT.objective
+
+
+def test_max_iter_reached_warns_with_the_gap():
+    data = make_multilabel(30, 3, 3, random_state=1)
+    with pytest.warns(ConvergenceWarning, match="relative duality gap reached"):
+        SM3L(0.5, d_max=5, max_iter=1, solver="greedy", random_state=0).fit(data.X, data.Y)
+
+
+def test_linear_kernel_basis_stops_at_the_rank_and_equals_the_full_model():
+    """With a linear kernel in 3 dimensions every fourth point lies in the span of J: the greedy
+    stops with 3 basis vectors, and that span is the full model's."""
+    data = make_multilabel(40, 3, 3, random_state=12)
+    est = SM3L(0.5, d_max=20, kappa=40, kernel="linear", min_rel_decrease=0.0, random_state=0).fit(data.X, data.Y)
+    full = SM3L(0.5, kernel="linear", solver="cvxpy").fit(data.X, data.Y)
+    assert est.n_basis_ == 3 and "no eligible candidate" in est.fit_report_.stop_rule
+    assert relative_difference(est.fit_report_.primal_objective, full.fit_report_.primal_objective) <= EXACT.objective
