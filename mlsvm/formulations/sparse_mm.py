@@ -217,7 +217,12 @@ def dual_problem(problem: SparseMMProblem):
         H = masked - cp.multiply(problem.Y, cp.sum(masked, axis=1, keepdims=True) @ np.ones((1, k)))
     quadratic = _weighted_norm(Z.T @ H, problem.R) / (2 * problem.lam)
     objective = cp.sum_squares(mu) / (4 * ops.weight) + quadratic - cp.sum(mu)
-    constraints = [mu >= 0, cp.multiply(~ops.mask, mu) == 0] if problem.model == "smsvm" else [mu >= 0]
+    constraints = [mu >= 0]
+    outside = np.flatnonzero(~ops.mask.ravel())
+    if problem.model == "smsvm" and outside.size:
+        # μ = 0 off Ω, one row per fixed entry: writing multiply(~mask, μ) == 0 also adds the
+        # empty rows 0 = 0, a rank-deficient equality block on which Clarabel can fail
+        constraints.append(cp.vec(mu, order="C")[outside] == 0)
     return cp.Problem(cp.Minimize(objective), constraints), mu
 
 
