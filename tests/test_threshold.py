@@ -37,9 +37,10 @@ def test_optimal_threshold_matches_brute_force(row):
     expected, best_error = brute_force_threshold(scores, relevant)
     found = optimal_thresholds(scores[None, :], relevant[None, :])[0]
     assert found == pytest.approx(expected, abs=1e-12)
-    # the optimum over every real t: E is piecewise constant, so a dense grid through all
-    # scores, their midpoints and beyond the ends sees every value E takes
-    grid = np.concatenate([scores, np.linspace(scores.min() - 3, scores.max() + 3, 97)])
+    # the optimum over every real t: E is piecewise constant between scores, so the scores, the
+    # midpoints between distinct scores and one point beyond each end see every value E takes
+    distinct = np.unique(scores)
+    grid = np.concatenate([scores, 0.5 * (distinct[1:] + distinct[:-1]), [scores.min() - 1, scores.max() + 1]])
     assert threshold_errors(scores, relevant, found) == best_error
     assert best_error == min(threshold_errors(scores, relevant, t) for t in grid)
     # the optimal set is a union of open intervals that never touch: E at every score is worse
