@@ -55,6 +55,7 @@ class RankSVMProblem:
     upper: np.ndarray = field(repr=False)
     incidence: sp.csr_matrix = field(repr=False)
     equality: sp.csr_matrix = field(repr=False)
+    equality_transpose: sp.csr_matrix = field(repr=False)
 
     @property
     def n_samples(self) -> int:
@@ -78,7 +79,7 @@ class RankSVMProblem:
 
     def equality_adjoint(self, b: np.ndarray) -> np.ndarray:
         """``Aᵀb``: ``b_k − b_l`` per pair."""
-        return b[self.pairs.relevant] - b[self.pairs.irrelevant]
+        return self.equality_transpose @ b
 
 
 def make_problem(gram, Y, C: float, *, check_psd: bool = True) -> RankSVMProblem:
@@ -99,7 +100,7 @@ def make_problem(gram, Y, C: float, *, check_psd: bool = True) -> RankSVMProblem
     incidence = sp.csr_matrix((signs, (rows, cols)), shape=(T, n * q))
     labels = np.column_stack([pairs.relevant, pairs.irrelevant]).ravel()
     equality = sp.csr_matrix((signs, (labels, rows)), shape=(q, T))
-    return RankSVMProblem(gram, pairs, float(C), C * pairs.weight, incidence, equality)
+    return RankSVMProblem(gram, pairs, float(C), C * pairs.weight, incidence, equality, equality.T.tocsr())
 
 
 def center_biases(b: np.ndarray) -> np.ndarray:
