@@ -54,6 +54,13 @@ def cvxpy_dual_solution(problem):
     return value, alpha_value, rs.bias_from_equality_multipliers(problem, balance.dual_value)
 
 
+def objectives_at(problem, result):
+    """(α, b, β, primal, dual) of a SolverResult, graded by the formulation's numpy objectives."""
+    alpha, b = result.dual["alpha"], result.primal["b"]
+    beta = problem.scatter(alpha)
+    return alpha, b, beta, rs.primal_objective(problem, beta, b), rs.dual_objective(problem, alpha)
+
+
 @given(rank_problems())
 @settings(max_examples=15)
 def test_pair_operators_match_the_shared_pairs(drawn):
@@ -90,10 +97,7 @@ def test_fast_solver_matches_cvxpy_with_kkt(drawn):
     problem, X = drawn
     reference, _, _ = cvxpy_dual_solution(problem)
     result = proximal_alm(problem, tol=1e-8, max_iter=500)
-    alpha, b = result.dual["alpha"], result.primal["b"]
-    beta = problem.scatter(alpha)
-    primal = rs.primal_objective(problem, beta, b)
-    dual = rs.dual_objective(problem, alpha)
+    alpha, b, beta, primal, dual = objectives_at(problem, result)
     assert result.converged
     assert relative_difference(primal, reference) <= EXACT.objective
     assert (primal - dual) / max(1.0, abs(primal), abs(dual)) <= EXACT.gap
@@ -108,9 +112,7 @@ def test_frank_wolfe_is_within_its_certified_gap(drawn):
     problem, _ = drawn
     reference, _, _ = cvxpy_dual_solution(problem)
     result = frank_wolfe(problem, tol=1e-2, max_iter=5000)
-    alpha, b = result.dual["alpha"], result.primal["b"]
-    primal = rs.primal_objective(problem, problem.scatter(alpha), b)
-    dual = rs.dual_objective(problem, alpha)
+    _, _, _, primal, dual = objectives_at(problem, result)
     gap = result.history["fw_gap"][-1]
     # the FW gap is exactly primal(w(α), b_LP) − dual(α) (LP duality), and brackets the optimum
     assert primal - dual == pytest.approx(gap, rel=1e-7, abs=1e-9)
