@@ -3,10 +3,12 @@
 For a training instance with scores ``f = (f_1..f_Q)`` and relevant set ``Y``, the target threshold
 minimises ``E(t) = |{k ∈ Y : f_k ≤ t}| + |{k ∈ Ȳ : f_k ≥ t}|``. ``E`` is constant on the open
 intervals between consecutive distinct scores and never lower at a score itself (a tie there is an
-error on both sides), so the minimisers form a union of open intervals. Following the paper
-("when the optimal values are a segment, we choose the middle"), adjacent optimal intervals are
-merged into one segment and the threshold is the middle of the longest optimal segment (the lowest
-one on ties). The two unbounded end segments get the middle of a virtual segment one typical score
+error on both sides), so the minimisers form a union of open intervals. Two adjacent optimal
+intervals never join into one segment: at the score ``v`` between them
+``E(v) = E_right + #{irrelevant at v} = E_left + #{relevant at v}``, and some label scores ``v``,
+so ``E(v) > min E`` (merging them put the threshold of scores (0, 0), labels (0, 1) at 0, where
+``E = 2 > 1``). Following the paper ("when the optimal values are a segment, we choose the
+middle"), the threshold is the middle of the longest optimal interval (the lowest one on ties). The two unbounded end segments get the middle of a virtual segment one typical score
 spacing ``Δ = (max f − min f)/(Q − 1)`` long (``Δ = 1`` when all scores are equal), i.e.
 ``min f − Δ/2`` and ``max f + Δ/2``.
 
@@ -40,20 +42,10 @@ def _optimal_threshold(scores: np.ndarray, relevant: np.ndarray) -> float:
     rel_le = np.searchsorted(np.sort(scores[relevant]), values, side="right")
     irr_ge = np.sum(~relevant) - np.searchsorted(np.sort(scores[~relevant]), values, side="left")
     errors = np.concatenate([[0], rel_le]) + np.concatenate([irr_ge, [0]])
-    optimal = errors == errors.min()
-    best_span, best = -1.0, (lows[0], highs[0])
-    j = 0
-    while j < optimal.size:
-        if not optimal[j]:
-            j += 1
-            continue
-        start = j
-        while j + 1 < optimal.size and optimal[j + 1]:
-            j += 1
-        span = highs[j] - lows[start]
-        if span > best_span:
-            best_span, best = span, (lows[start], highs[j])
-        j += 1
+    optimal = np.flatnonzero(errors == errors.min())
+    spans = highs[optimal] - lows[optimal]
+    best_index = optimal[np.argmax(spans)]  # argmax: the lowest of the longest
+    best = (lows[best_index], highs[best_index])
     return 0.5 * (best[0] + best[1])
 
 

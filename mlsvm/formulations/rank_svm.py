@@ -1,0 +1,233 @@
+"""Rank-SVM (Elisseeff & Weston, SPEC §2.1): CVXPY primal and dual, numpy objectives, biases, KKT.
+
+With the ranking pairs ``t = (i, k, l)``, ``k ∈ Y_i``, ``l ∈ Ȳ_i`` (:func:`mlsvm.data.ranking_pairs`),
+upper bounds ``u_t = C/(|Y_i||Ȳ_i|)`` and scores ``f_k(x) = ⟨w_k, φ(x)⟩ + b_k``:
+
+Primal (Problem 8 with the ½ of its Lagrangian (8); the paper's statement drops it)::
+
+    min_{w,b,ξ}  ½ Σ_k ‖w_k‖²  +  Σ_t u_t ξ_t      s.t.  f_k(x_i) − f_l(x_i) ≥ 1 − ξ_t,  ξ ≥ 0
+
+Dual (Problem 10), ``β = scatter(α)`` (``β_ki = Σ c^k α``, eq. (13))::
+
+    max_α  Σ_t α_t − ½ Σ_k β_kᵀ K β_k      s.t.  0 ≤ α_t ≤ u_t,   Σ_i β_ki = 0  (k = 1..Q)
+
+Then ``w_k = Σ_i β_ki φ(x_i)`` (eq. (12)); ``Σ_k β_ki = 0`` for every i, hence ``Σ_k w_k = 0``.
+The Q equalities sum to ``0 = 0``: only Q − 1 are independent, and the biases — the equality
+multipliers — are defined up to a common shift; they are reported with ``Σ_k b_k = 0``.
+
+As a QP ``min ½αᵀPα + qᵀα`` (the dual negated): ``P = Dᵀ(K ⊗ I_Q)D``, ``q = −1``, where ``D``
+(T × nQ, two non-zeros per row) is the pair incidence: ``gather(F) = D vec(F)``,
+``scatter(α) = Dᵀα``. ``P`` is only ever applied (``O(T + n²Q)``), never formed.
+
+Instances without pairs (all labels or none) are kept: they have no α, so β is zero on their row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+from scipy.sparse.linalg import LinearOperator
+
+from mlsvm.data import RankingPairs, check_scalar, ranking_pairs
+from mlsvm.kernels import check_gram, gram_factor
+from mlsvm.verification.residuals import qp_residuals
+
+__all__ = ["RankSVMProblem", "make_problem", "primal_problem", "dual_problem", "primal_objective",
+           "dual_objective", "dual_gradient", "decision_function", "bias_from_equality_multipliers",
+           "optimal_biases", "bias_from_kkt", "linear_minimizer", "kkt_residuals", "center_biases"]
+
+
+@dataclass(frozen=True)
+class RankSVMProblem:
+    """A Rank-SVM training problem: Gram matrix, pairs, ``C`` and the compiled pair operators.
+
+    ``incidence`` is ``D`` (T × nQ) and ``equality`` the Q × T matrix of the equalities
+    (``equality @ α = Σ_i β_i``); both sparse with two non-zeros per column/row of a pair.
+    """
+
+    gram: np.ndarray
+    pairs: RankingPairs
+    C: float
+    upper: np.ndarray = field(repr=False)
+    incidence: sp.csr_matrix = field(repr=False)
+    equality: sp.csr_matrix = field(repr=False)
+    equality_transpose: sp.csr_matrix = field(repr=False)
+
+    @property
+    def n_samples(self) -> int:
+        return self.pairs.n_samples
+
+    @property
+    def n_labels(self) -> int:
+        return self.pairs.n_labels
+
+    @property
+    def n_pairs(self) -> int:
+        return self.pairs.n_pairs
+
+    def scatter(self, alpha: np.ndarray) -> np.ndarray:
+        """``β = scatter(α)``, shape (n, Q) (eq. (13))."""
+        return (self.incidence.T @ alpha).reshape(self.n_samples, self.n_labels)
+
+    def gather(self, F: np.ndarray) -> np.ndarray:
+        """Pair margins ``F[i,k] − F[i,l]``."""
+        return self.incidence @ F.ravel()
+
+    def equality_adjoint(self, b: np.ndarray) -> np.ndarray:
+        """``Aᵀb``: ``b_k − b_l`` per pair."""
+        return self.equality_transpose @ b
+
+
+def make_problem(gram, Y, C: float, *, check_psd: bool = True) -> RankSVMProblem:
+    """Validate and build a :class:`RankSVMProblem`.
+
+    Raises ``ValueError`` for ``C ≤ 0``, a Gram matrix that is not symmetric PSD beyond round-off
+    (:func:`mlsvm.kernels.check_gram`), or a ``Y`` without any ranking pair.
+    """
+    check_scalar(C, "C", low=0.0, low_open=True)
+    gram = check_gram(gram, "gram") if check_psd else np.asarray(gram, dtype=np.float64)
+    pairs = ranking_pairs(Y)
+    if pairs.n_samples != gram.shape[0]:
+        raise ValueError(f"Y has {pairs.n_samples} rows but the Gram matrix has {gram.shape[0]}")
+    n, q, T = pairs.n_samples, pairs.n_labels, pairs.n_pairs
+    rows = np.repeat(np.arange(T), 2)
+    cols = np.column_stack([pairs.instance * q + pairs.relevant, pairs.instance * q + pairs.irrelevant]).ravel()
+    signs = np.tile([1.0, -1.0], T)
+    incidence = sp.csr_matrix((signs, (rows, cols)), shape=(T, n * q))
+    labels = np.column_stack([pairs.relevant, pairs.irrelevant]).ravel()
+    equality = sp.csr_matrix((signs, (labels, rows)), shape=(q, T))
+    return RankSVMProblem(gram, pairs, float(C), C * pairs.weight, incidence, equality, equality.T.tocsr())
+
+
+def center_biases(b: np.ndarray) -> np.ndarray:
+    """The representative with ``Σ_k b_k = 0`` (biases are defined up to a common shift)."""
+    b = np.asarray(b, dtype=np.float64)
+    return b - b.mean()
+
+
+# ---- CVXPY ground truths ------------------------------------------------------------------
+def primal_problem(problem: RankSVMProblem):
+    """CVXPY primal (Problem 8 with ½). ``w_k`` in the coordinates of a factor ``K = L Lᵀ``:
+    ``V`` (r × Q), training scores ``F = L V + 1bᵀ``. Returns ``(cp.Problem, variables)``."""
+    factor = gram_factor(problem.gram)
+    V = cp.Variable((factor.shape[1], problem.n_labels))
+    b = cp.Variable(problem.n_labels)
+    xi = cp.Variable(problem.n_pairs)
+    scores = factor @ V + np.ones((problem.n_samples, 1)) @ cp.reshape(b, (1, problem.n_labels), order="C")
+    margins = problem.incidence @ cp.vec(scores, order="C")
+    objective = 0.5 * cp.sum_squares(V) + problem.upper @ xi
+    cvx = cp.Problem(cp.Minimize(objective), [margins >= 1 - xi, xi >= 0])
+    return cvx, {"V": V, "b": b, "xi": xi, "factor": factor}
+
+
+def dual_problem(problem: RankSVMProblem):
+    """CVXPY dual (Problem 10) as the minimisation of ``½ Σ_k ‖Lᵀβ_k‖² − Σα``; dual optimum is
+    ``−value``. Only the first Q − 1 equalities are imposed (the last is their negated sum; a
+    redundant row would make the interior-point KKT system singular). Returns
+    ``(cp.Problem, alpha, equality_constraint)``."""
+    factor = gram_factor(problem.gram)
+    alpha = cp.Variable(problem.n_pairs)
+    beta = cp.reshape(problem.incidence.T @ alpha, (problem.n_samples, problem.n_labels), order="C")
+    objective = 0.5 * cp.sum_squares(factor.T @ beta) - cp.sum(alpha)
+    balance = cp.sum(beta, axis=0)[: problem.n_labels - 1] == 0
+    cvx = cp.Problem(cp.Minimize(objective), [alpha >= 0, alpha <= problem.upper, balance])
+    return cvx, alpha, balance
+
+
+def bias_from_equality_multipliers(problem: RankSVMProblem, multipliers) -> np.ndarray:
+    """Biases from the multipliers of the Q − 1 equalities of :func:`dual_problem` (the last
+    label's bias is 0 before centring). CVXPY's Lagrangian adds ``νᵀ(Aα)`` to the minimised
+    objective, so stationarity reads ``Pα − 1 + Aᵀν + z = 0`` and ``b = ν`` (KKT of Problem 8)."""
+    nu = np.zeros(problem.n_labels)
+    nu[: problem.n_labels - 1] = np.asarray(multipliers, dtype=np.float64).ravel()
+    return center_biases(nu)
+
+
+# ---- numpy objectives ----------------------------------------------------------------------
+def primal_objective(problem: RankSVMProblem, beta: np.ndarray, b: np.ndarray) -> float:
+    """``½ Σ_k β_kᵀKβ_k + Σ_t u_t max(0, 1 − f_k(x_i) + f_l(x_i))`` at ``w_k = Σ_i β_ki φ(x_i)``."""
+    kernel_beta = problem.gram @ beta
+    margins = problem.gather(kernel_beta + np.asarray(b)[None, :])
+    slack = np.maximum(0.0, 1.0 - margins)
+    return float(0.5 * np.sum(beta * kernel_beta) + problem.upper @ slack)
+
+
+def dual_objective(problem: RankSVMProblem, alpha: np.ndarray) -> float:
+    """``Σ α − ½ Σ_k β_kᵀKβ_k`` (Problem 10, to maximise)."""
+    beta = problem.scatter(alpha)
+    return float(alpha.sum() - 0.5 * np.sum(beta * (problem.gram @ beta)))
+
+
+def dual_gradient(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
+    """Gradient of the minimised dual ``½αᵀPα − Σα``: ``g_t = ⟨w_k − w_l, φ(x_i)⟩ − 1`` (Fig. 11, 5)."""
+    return problem.gather(problem.gram @ problem.scatter(alpha)) - 1.0
+
+
+def decision_function(beta: np.ndarray, b: np.ndarray, gram_test: np.ndarray) -> np.ndarray:
+    """``f_k(x) = Σ_i β_ki k(x_i, x) + b_k`` for the rows of ``gram_test`` (m × n)."""
+    return gram_test @ beta + np.asarray(b)[None, :]
+
+
+# ---- biases --------------------------------------------------------------------------------
+def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact solution of the LP ``min ⟨cost, α⟩ s.t. 0 ≤ α ≤ u, Σ_i β_ki(α) = 0`` and its
+    equality multipliers (Problem 12 / Fig. 11 step 6).
+
+    The equalities are flow conservation on the Q-node label graph (pair t is an arc k → l with
+    capacity u_t and cost cost_t), so the LP is a min-cost circulation; with only Q − 1 rows it
+    is solved exactly by HiGHS' dual simplex on the sparse constraint matrix. Returns the vertex
+    and ``b = −y`` (HiGHS' marginals ``y`` satisfy ``cost − Aᵀy = reduced costs``): with
+    ``cost = ∇`` of the dual, ``b`` are the biases that minimise the primal for the current w.
+    """
+    q = problem.n_labels
+    result = linprog(cost, A_eq=problem.equality[: q - 1], b_eq=np.zeros(q - 1),
+                     bounds=np.column_stack([np.zeros(problem.n_pairs), problem.upper]),
+                     method="highs-ds", options={"presolve": False})
+    if result.status != 0:
+        raise RuntimeError(f"HiGHS failed on the Frank-Wolfe LP: {result.message}")
+    b = np.zeros(q)
+    b[: q - 1] = -result.eqlin.marginals
+    return np.clip(result.x, 0.0, problem.upper), center_biases(b)
+
+
+def optimal_biases(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
+    """The biases minimising the primal for ``w = w(α)``: by LP duality, the multipliers of
+    :func:`linear_minimizer` at ``cost = ∇`` (then ``primal − dual`` equals the Frank–Wolfe gap)."""
+    return linear_minimizer(problem, dual_gradient(problem, alpha))[1]
+
+
+def bias_from_kkt(problem: RankSVMProblem, alpha: np.ndarray, rtol: float = 1e-6) -> np.ndarray:
+    """Biases from KKT (14): ``b_k − b_l = 1 − ⟨w_k − w_l, φ(x_i)⟩`` on the free pairs
+    ``0 < α_t < u_t``, in least squares. Only labels joined by free pairs are determined relative
+    to each other; use :func:`optimal_biases` when the free pairs do not connect every label."""
+    margins = dual_gradient(problem, alpha) + 1.0
+    free = (alpha > rtol * problem.upper) & (alpha < (1 - rtol) * problem.upper)
+    if not np.any(free):
+        return np.zeros(problem.n_labels)
+    design = problem.equality[:, free].T.toarray()
+    b, *_ = np.linalg.lstsq(design, 1.0 - margins[free], rcond=None)
+    return center_biases(b)
+
+
+# ---- KKT residuals -------------------------------------------------------------------------
+def _operators(problem: RankSVMProblem):
+    T, q = problem.n_pairs, problem.n_labels
+    hessian = LinearOperator((T, T), matvec=lambda v: problem.gather(problem.gram @ problem.scatter(np.ravel(v))),
+                             dtype=np.float64)
+    return hessian, problem.equality
+
+
+def kkt_residuals(problem: RankSVMProblem, alpha: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    """Scaled KKT residuals (:func:`mlsvm.verification.residuals.qp_residuals`) of the dual QP at
+    ``α`` with equality multipliers ``b``; the box multipliers are those stationarity implies,
+    ``z = 1 − (margins + b_k − b_l)``, so a violated complementarity shows as ``complementarity``.
+    ``O(T + n²Q)`` memory: ``P`` is a LinearOperator."""
+    hessian, equality = _operators(problem)
+    b = np.asarray(b, dtype=np.float64)
+    z_box = -(dual_gradient(problem, alpha) + problem.equality_adjoint(b))
+    return qp_residuals(hessian, -np.ones(problem.n_pairs), alpha, A=equality, b=np.zeros(problem.n_labels),
+                        y=b, lb=np.zeros(problem.n_pairs), ub=problem.upper, z_box=z_box)

@@ -1,0 +1,79 @@
+"""Rank-SVM checks: the CVXPY primal (Clarabel) is the reference; its dual on Clarabel and ECOS,
+the exact solver ("fast") and Frank–Wolfe (within its certified gap) must reach it. Multilabel
+problems (including the awkward label structures) and multiclass ones (Weston–Watkins case)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+
+from mlsvm.estimators.rank_svm import RankSVM
+from mlsvm.formulations import rank_svm as rs
+from mlsvm.kernels import make_kernel
+from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.problems import multiclass_problems, multilabel_problems
+from mlsvm.verification.registry import Check, compare
+from mlsvm.verification.report import FitReport
+
+MODEL = "rank_svm"
+#: Frank–Wolfe is sublinear: it runs to this certified relative gap (quick, full) in the checks
+FRANK_WOLFE_TOL = {True: 1e-2, False: 1e-3}
+
+
+def _primal_reference(X, Y, kernel: str, C: float) -> float:
+    gram = make_kernel(kernel, "scale", X=X)(X)
+    cvx, _ = rs.primal_problem(rs.make_problem(gram, Y, C))
+    return solve(cvx, "CLARABEL")
+
+
+def _crosscheck(X, Y, kernel: str, C: float, backend: str) -> FitReport:
+    """The dual on a second backend, graded on the optimal value it reports (SPEC §3)."""
+    start = time.perf_counter()
+    gram = make_kernel(kernel, "scale", X=X)(X)
+    cvx, _, _ = rs.dual_problem(rs.make_problem(gram, Y, C))
+    value = -solve(cvx, backend)
+    return FitReport(value, value, {}, 0, True, time.perf_counter() - start, f"cvxpy-{backend}")
+
+
+def _estimator_report(X, Y, kernel: str, C: float, solver: str, quick: bool) -> FitReport:
+    tol = FRANK_WOLFE_TOL[quick] if solver == "frank-wolfe" else 1e-8
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a non-converged run is a failed row, not a quiet one
+        model = RankSVM(C=C, kernel=kernel, solver=solver, tol=tol, max_iter=5000).fit(X, Y)
+    return model.fit_report_
+
+
+def _problems(quick: bool):
+    for reference in multilabel_problems(quick) + multiclass_problems(quick):
+        kernels = ("linear",) if quick else ("linear", "rbf")
+        for kernel in kernels:
+            yield reference, kernel
+
+
+def checks(quick: bool) -> list[Check]:
+    found = []
+    C = 1.0
+    for reference, kernel in _problems(quick):
+        name = f"{reference.name}/{kernel}/C={C:g}"
+        X, Y = reference.X, reference.Y
+        cache: dict = {}
+
+        def truth(X=X, Y=Y, kernel=kernel, cache=cache):
+            if "value" not in cache:
+                cache["value"] = _primal_reference(X, Y, kernel, C)
+            return cache["value"]
+
+        for solver in ("cvxpy", "fast", "frank-wolfe"):
+            formulation = "dual (CLARABEL) vs primal" if solver == "cvxpy" else "dual"
+            found.append(Check(MODEL, name, formulation, solver,
+                               lambda X=X, Y=Y, k=kernel, s=solver, n=name, f=formulation, t=truth:
+                               compare(MODEL, n, f, s, _estimator_report(X, Y, k, C, s, quick), t())))
+        found.append(Check(MODEL, name, "dual (ECOS) vs primal", "cvxpy-crosscheck",
+                           lambda X=X, Y=Y, k=kernel, n=name, t=truth:
+                           compare(MODEL, n, "dual (ECOS) vs primal", "cvxpy-crosscheck",
+                                   _crosscheck(X, Y, k, C, "ECOS"), t())))
+    return found
+
+
+__all__ = ["checks", "MODEL", "FRANK_WOLFE_TOL"]

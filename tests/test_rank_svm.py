@@ -1,0 +1,200 @@
+"""Rank-SVM (SPEC §2.1): CVXPY primal = dual, the exact solver and Frank–Wolfe against CVXPY,
+KKT, Σ_k w_k = 0, biases three ways, and the two equivalences (Weston–Watkins, binary C-SVM)."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlsvm.formulations import binary_svm as bsvm
+from mlsvm.formulations import rank_svm as rs
+from mlsvm.kernels import make_kernel
+from mlsvm.solvers.frank_wolfe import frank_wolfe
+from mlsvm.solvers.rank_svm_alm import proximal_alm
+from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.report import relative_difference
+from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
+
+EXACT = tolerance("rank_svm", "fast")
+CVXPY = tolerance("rank_svm", "cvxpy")
+
+
+@st.composite
+def rank_problems(draw, min_q=2, max_q=4):
+    """Small problems with the awkward label structures of SPEC §3 and at least one pair."""
+    n = draw(st.integers(4, 12))
+    d = draw(st.integers(1, 3))
+    q = draw(st.integers(min_q, max_q))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    Y = (rng.random((n, q)) < draw(st.sampled_from([0.3, 0.5, 0.7]))).astype(int)
+    if draw(st.booleans()):
+        Y[:, 0] = 0                                    # a label nobody has
+    if q > 2 and draw(st.booleans()):
+        Y[:, 1] = 1                                    # a label everybody has
+    if draw(st.booleans()):
+        Y[0, :] = 1                                    # an instance with every label
+        Y[1, :] = 0                                    # and one with none
+    if draw(st.booleans()):
+        X[2] = X[3]                                    # a duplicated point
+    Y[-1, :] = 0
+    Y[-1, -1] = 1                                      # at least one instance with pairs
+    kernel = draw(st.sampled_from(["linear", "rbf"]))
+    C = draw(st.sampled_from([0.1, 1.0, 10.0]))
+    gram = make_kernel(kernel, "scale", X=X)(X)
+    return rs.make_problem(gram, Y, C), X
+
+
+def cvxpy_dual_solution(problem):
+    cvx, alpha, balance = rs.dual_problem(problem)
+    value = -solve(cvx, "CLARABEL")
+    alpha_value = np.clip(alpha.value, 0.0, problem.upper)
+    return value, alpha_value, rs.bias_from_equality_multipliers(problem, balance.dual_value)
+
+
+def objectives_at(problem, result):
+    """(α, b, β, primal, dual) of a SolverResult, graded by the formulation's numpy objectives."""
+    alpha, b = result.dual["alpha"], result.primal["b"]
+    beta = problem.scatter(alpha)
+    return alpha, b, beta, rs.primal_objective(problem, beta, b), rs.dual_objective(problem, alpha)
+
+
+@given(rank_problems())
+@settings(max_examples=15)
+def test_pair_operators_match_the_shared_pairs(drawn):
+    problem, _ = drawn
+    rng = np.random.default_rng(0)
+    alpha = rng.random(problem.n_pairs)
+    F = rng.standard_normal((problem.n_samples, problem.n_labels))
+    assert np.allclose(problem.scatter(alpha), problem.pairs.scatter(alpha))
+    assert np.allclose(problem.gather(F), problem.pairs.gather(F))
+    assert np.allclose(problem.equality @ alpha, problem.pairs.scatter(alpha).sum(axis=0))
+
+
+@given(rank_problems())
+@settings(max_examples=10)
+def test_cvxpy_primal_equals_dual_with_kkt_and_zero_sum_weights(drawn):
+    problem, _ = drawn
+    primal_cvx, _ = rs.primal_problem(problem)
+    primal_value = solve(primal_cvx, "CLARABEL")
+    dual_value, alpha, b = cvxpy_dual_solution(problem)
+    assert relative_difference(primal_value, dual_value) <= BACKEND_AGREEMENT
+    beta = problem.scatter(alpha)
+    # the numpy objectives evaluate the recovered point to the same optimum
+    assert relative_difference(rs.primal_objective(problem, beta, b), primal_value) <= CVXPY.objective
+    assert relative_difference(rs.dual_objective(problem, alpha), primal_value) <= CVXPY.objective
+    assert max(rs.kkt_residuals(problem, alpha, b).values()) <= CVXPY.kkt
+    # Σ_k β_ki = 0 for every instance, hence Σ_k w_k = Σ_i (Σ_k β_ki) φ(x_i) = 0
+    assert np.max(np.abs(beta.sum(axis=1))) <= 1e-12 * max(1.0, np.max(np.abs(beta)))
+    assert np.all(beta[problem.pairs.without_pairs] == 0.0)
+
+
+@given(rank_problems())
+@settings(max_examples=10)
+def test_fast_solver_matches_cvxpy_with_kkt(drawn):
+    problem, X = drawn
+    reference, _, _ = cvxpy_dual_solution(problem)
+    result = proximal_alm(problem, tol=1e-8, max_iter=500)
+    alpha, b, beta, primal, dual = objectives_at(problem, result)
+    assert result.converged
+    assert relative_difference(primal, reference) <= EXACT.objective
+    assert (primal - dual) / max(1.0, abs(primal), abs(dual)) <= EXACT.gap
+    assert max(rs.kkt_residuals(problem, alpha, b).values()) <= EXACT.kkt
+    w_sum = X.T @ beta.sum(axis=1)                     # Σ_k w_k for a linear feature map
+    assert np.max(np.abs(w_sum)) <= 1e-12 * max(1.0, np.max(np.abs(beta)))
+
+
+@given(rank_problems())
+@settings(max_examples=6)
+def test_frank_wolfe_is_within_its_certified_gap(drawn):
+    problem, _ = drawn
+    reference, _, _ = cvxpy_dual_solution(problem)
+    result = frank_wolfe(problem, tol=1e-2, max_iter=5000)
+    _, _, _, primal, dual = objectives_at(problem, result)
+    gap = result.history["fw_gap"][-1]
+    # the FW gap is exactly primal(w(α), b_LP) − dual(α) (LP duality), and brackets the optimum
+    assert primal - dual == pytest.approx(gap, rel=1e-7, abs=1e-9)
+    scale = max(1.0, abs(reference))
+    assert dual <= reference + 1e-8 * scale
+    assert primal >= reference - 1e-8 * scale
+    assert primal - reference <= gap + 1e-8 * scale
+    assert result.converged and result.stop_value <= 1e-2
+
+
+def test_frank_wolfe_gap_decreases_to_a_tight_certificate():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((25, 3))
+    Y = (X @ rng.standard_normal((3, 4)) + 0.5 * rng.standard_normal((25, 4)) > 0).astype(int)
+    problem = rs.make_problem(make_kernel("linear")(X), Y, 1.0)
+    reference, _, _ = cvxpy_dual_solution(problem)
+    result = frank_wolfe(problem, tol=1e-4, max_iter=20000)
+    dual = result.history["dual_objective"]
+    assert all(later >= earlier - 1e-12 for earlier, later in zip(dual, dual[1:]))  # exact line search
+    assert reference - dual[-1] <= result.history["fw_gap"][-1] + 1e-9
+    assert result.stop_value <= 1e-4
+
+
+def test_biases_from_multipliers_lp_and_kkt_agree():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30, 3))
+    Y = (X @ rng.standard_normal((3, 4)) + rng.standard_normal((30, 4)) > 0.3).astype(int)
+    problem = rs.make_problem(make_kernel("rbf", 0.5)(X), Y, 2.0)
+    value, alpha, b_multiplier = cvxpy_dual_solution(problem)
+    beta = problem.scatter(alpha)
+    for b in (b_multiplier, rs.optimal_biases(problem, alpha), rs.bias_from_kkt(problem, alpha)):
+        assert relative_difference(rs.primal_objective(problem, beta, b), value) <= CVXPY.objective
+
+
+def weston_watkins_cvxpy(X, y, n_classes, C):
+    """Weston & Watkins (1999), linear, written directly:
+    min ½ Σ_k ‖w_k‖² + C Σ_i Σ_{k≠y_i} ξ_ik  s.t.  ⟨w_{y_i} − w_k, x_i⟩ + b_{y_i} − b_k ≥ 1 − ξ_ik, ξ ≥ 0."""
+    W = cp.Variable((X.shape[1], n_classes))
+    b = cp.Variable(n_classes)
+    constraints, slacks = [], []
+    for i in range(X.shape[0]):
+        for k in range(n_classes):
+            if k != y[i]:
+                xi = cp.Variable(nonneg=True)
+                slacks.append(xi)
+                constraints.append(X[i] @ (W[:, y[i]] - W[:, k]) + b[y[i]] - b[k] >= 1 - xi)
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(W) + C * cp.sum(cp.hstack(slacks))), constraints)
+    return solve(problem, "CLARABEL")
+
+
+@pytest.mark.parametrize("n_classes", [3, 4])
+def test_single_label_rank_svm_is_weston_watkins(n_classes):
+    """|Y_i| = 1: weight 1/(|Y_i||Ȳ_i|) = 1/(Q − 1), so Rank-SVM(C) = Weston–Watkins(C/(Q − 1))."""
+    rng = np.random.default_rng(n_classes)
+    X = rng.standard_normal((24, 3))
+    y = np.arange(24) % n_classes
+    X += 1.5 * rng.standard_normal((n_classes, 3))[y]
+    C = 2.0
+    problem = rs.make_problem(make_kernel("linear")(X), np.eye(n_classes, dtype=int)[y], C)
+    result = proximal_alm(problem, tol=1e-9)
+    rank_value = rs.primal_objective(problem, problem.scatter(result.dual["alpha"]), result.primal["b"])
+    assert relative_difference(rank_value, weston_watkins_cvxpy(X, y, n_classes, C / (n_classes - 1))) <= EXACT.objective
+
+
+def test_two_labels_one_each_is_the_binary_c_svm():
+    """Q = 2, one label each: one pair per instance with weight 1, and at the optimum w_1 = −w_2
+    = w/2, b_1 − b_2 = b, so ½(‖w_1‖² + ‖w_2‖²) = ¼‖w‖²: Rank-SVM(C) = ½ · C-SVM(2C), with
+    f_svm = f_1 − f_2 and y = +1 for label 1."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] + 0.7 * rng.standard_normal(30) > 0, 1.0, -1.0)
+    Y = np.column_stack([y > 0, y < 0]).astype(int)
+    gram = make_kernel("rbf", 0.7)(X)
+    C = 0.8
+    problem = rs.make_problem(gram, Y, C)
+    result = proximal_alm(problem, tol=1e-10)
+    beta, b = problem.scatter(result.dual["alpha"]), result.primal["b"]
+    svm = bsvm.BinarySVMProblem(gram, y, 2.0 * C, "hinge", "free")
+    svm_value = solve(bsvm.primal_problem(svm)[0], "CLARABEL")
+    assert relative_difference(rs.primal_objective(problem, beta, b), 0.5 * svm_value) <= EXACT.objective
+    svm_dual, svm_alpha = bsvm.dual_problem(svm)
+    solve(svm_dual, "CLARABEL")
+    scores = rs.decision_function(beta, b, gram)
+    svm_scores = gram @ (y * svm_alpha.value) + bsvm.bias_from_dual(svm, np.clip(svm_alpha.value, 0, 2 * C), svm_dual.constraints[-1].dual_value)
+    assert np.allclose(scores[:, 0] - scores[:, 1], svm_scores, atol=1e-5)

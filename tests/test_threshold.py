@@ -1,0 +1,73 @@
+"""The set-size predictor of Elisseeff & Weston §4.3 (mlsvm.threshold) against brute force."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlsvm.threshold import ThresholdPredictor, optimal_thresholds, threshold_errors
+
+
+def brute_force_threshold(scores, relevant):
+    """Enumerate the open intervals between consecutive distinct scores (E is constant on each),
+    keep the optimal ones and return the middle of the longest (the lowest on ties); the two
+    unbounded ends are one spacing Δ = (max − min)/(Q − 1) long (Δ = 1 if all scores are equal).
+    Written without the sorted counting of mlsvm.threshold: E is evaluated point by point."""
+    values = sorted(set(scores.tolist()))
+    spacing = (values[-1] - values[0]) / (len(scores) - 1) if len(values) > 1 else 1.0
+    intervals = [(values[0] - spacing, values[0])]
+    intervals += [(values[j], values[j + 1]) for j in range(len(values) - 1)]
+    intervals.append((values[-1], values[-1] + spacing))
+    errors = [threshold_errors(scores, relevant, 0.5 * (lo + hi)) for lo, hi in intervals]
+    best = min(errors)
+    optimal = [interval for interval, error in zip(intervals, errors) if error == best]
+    lo, hi = max(optimal, key=lambda s: (s[1] - s[0], -s[0]))
+    return 0.5 * (lo + hi), best
+
+
+score_rows = st.integers(2, 7).flatmap(lambda q: st.tuples(
+    st.lists(st.integers(-4, 4), min_size=q, max_size=q),   # small integers: many ties
+    st.lists(st.booleans(), min_size=q, max_size=q)))
+
+
+@given(score_rows)
+@settings(max_examples=150)
+def test_optimal_threshold_matches_brute_force(row):
+    scores, relevant = np.array(row[0], dtype=float) * 0.5, np.array(row[1])
+    expected, best_error = brute_force_threshold(scores, relevant)
+    found = optimal_thresholds(scores[None, :], relevant[None, :])[0]
+    assert found == pytest.approx(expected, abs=1e-12)
+    # the optimum over every real t: E is piecewise constant between scores, so the scores, the
+    # midpoints between distinct scores and one point beyond each end see every value E takes
+    distinct = np.unique(scores)
+    grid = np.concatenate([scores, 0.5 * (distinct[1:] + distinct[:-1]), [scores.min() - 1, scores.max() + 1]])
+    assert threshold_errors(scores, relevant, found) == best_error
+    assert best_error == min(threshold_errors(scores, relevant, t) for t in grid)
+    # the optimal set is a union of open intervals that never touch: E at every score is worse
+    assert all(threshold_errors(scores, relevant, v) > best_error for v in scores)
+
+
+def test_tied_scores_threshold_is_not_placed_on_the_tie():
+    """Scores (0, 0), labels (irrelevant, relevant): E = 1 on both sides of 0 and 2 at 0, so the
+    two optimal intervals are not one segment; merging them would put t on the tie."""
+    scores, relevant = np.array([0.0, 0.0]), np.array([0, 1])
+    t = optimal_thresholds(scores[None], relevant[None])[0]
+    assert threshold_errors(scores, relevant, t) == 1
+    assert t == pytest.approx(-0.5)
+
+
+def test_separable_scores_give_zero_error_threshold_between_the_groups():
+    scores = np.array([3.0, 2.0, -1.0, -2.0])
+    relevant = np.array([1, 1, 0, 0])
+    assert optimal_thresholds(scores[None], relevant[None])[0] == pytest.approx(0.5)
+
+
+def test_predictor_recovers_a_linear_threshold_and_predicts_strictly_above():
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((200, 5))
+    Y = (F > 0.3).astype(int)              # the ideal threshold is any t in the gap around 0.3
+    predictor = ThresholdPredictor().fit(F, Y)
+    predicted = predictor.predict(F)
+    assert np.mean(predicted != Y) < 0.02
+    t = predictor.threshold(F)
+    assert np.array_equal(predicted, (F > t[:, None]).astype(np.int8))
