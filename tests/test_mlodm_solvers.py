@@ -107,11 +107,12 @@ def test_block_subproblem_is_the_dual_restricted_to_one_instance():
 
 
 @settings(max_examples=10)
-@given(mlodm_problems(), st.sampled_from([True, False]))
-def test_bcd_exact_reaches_the_cvxpy_optimum_with_kkt(drawn, shrinking):
+@given(mlodm_problems(), st.booleans(), st.booleans())
+def test_bcd_exact_reaches_the_cvxpy_optimum_with_kkt(drawn, shrinking, polish):
     problem, _ = drawn
     truth = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
-    result = solve_bcd(problem, subproblem="exact", tol=1e-9, random_state=0, shrinking=shrinking, max_iter=20_000)
+    result = solve_bcd(problem, subproblem="exact", tol=1e-9, random_state=0, shrinking=shrinking,
+                       polish=polish, max_iter=20_000)
     alpha, beta = result.dual["alpha"], result.dual["beta"]
     primal = mlodm.primal_objective(problem, mlodm.coef_from_dual(problem, alpha, beta))
     dual = mlodm.dual_objective(problem, alpha, beta)

@@ -36,8 +36,8 @@ class MLODM(KernelMultilabelEstimator):
     mu : float in (0, 1]
         Relative weight of violations above the band.
     kernel, gamma, degree, coef0 : kernel of :func:`mlsvm.kernels.make_kernel`.
-    solver : ``"fast"`` (BCD with the exact block solver, the default), ``"bcd"`` (paper Alg. 1
-        with ``subproblem``) or ``"cvxpy"`` (the dual eq. 18 solved by ``cvxpy_solver``).
+    solver : ``"fast"`` (BCD with the exact block solver plus a whole-dual active-set polishing
+        step, the default), ``"bcd"`` (paper Alg. 1 with ``subproblem``) or ``"cvxpy"`` (the dual eq. 18 solved by ``cvxpy_solver``).
     subproblem : ``"exact"`` (active set) or ``"m3"`` (paper Alg. 2), for ``solver="bcd"``.
     tol : stopping tolerance of BCD (relative duality gap and scaled natural residual).
     max_iter : maximal number of BCD sweeps.
@@ -92,7 +92,8 @@ class MLODM(KernelMultilabelEstimator):
         else:
             subproblem = "exact" if self.solver == "fast" else self.subproblem
             result = solve_bcd(problem, subproblem=subproblem, tol=self.tol, max_iter=self.max_iter,
-                               shrinking=self.shrinking, random_state=self.random_state)
+                               shrinking=self.shrinking, random_state=self.random_state,
+                               polish=self.solver == "fast")
             alpha, beta = result.dual["alpha"], result.dual["beta"]
             n_iter, converged, stop_rule, stop_value = result.n_iter, result.converged, result.stop_rule, result.stop_value
             history, name = result.history, self.solver if self.solver == "fast" else result.solver

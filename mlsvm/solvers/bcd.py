@@ -30,9 +30,10 @@ whenever a sweep skips every block, so shrinking never stalls the descent.
 Stopping rule (both, checked after every sweep on exactly recomputed scores ``F = K B``):
 the relative duality gap ``(P(w) − D(α, β)) / max(1, |P|, |D|) ≤ tol`` (P the primal eq. 15 at
 ``w(α, β)``, D minus the eq. 18 objective: a true bound on both objectives' distance to the
-optimum) and the scaled residual ``‖r‖_∞ / (2 + θ) ≤ tol`` (``2 + θ = 1 + ‖q‖_∞``; it bounds the
-scaled dual-feasibility KKT residual; the gap alone is quadratic in the gradient and would stop
-with KKT residuals near √tol). ``stop_value`` is the larger of the two.
+optimum) and the scaled residual ``‖r‖_∞ / (1 + max(‖Pη‖_∞, ‖q‖_∞, ‖∇‖_∞)) ≤ tol`` (the scaling
+of the dual-feasibility KKT residual of :func:`mlsvm.formulations.mlodm.kkt_residuals`, which it
+bounds; the gap alone is quadratic in the gradient and would stop with KKT residuals near √tol).
+``stop_value`` is the larger of the two.
 Memory: α, β (2T), B and F (n × q) besides the Gram matrix.
 """
 
@@ -42,6 +43,8 @@ import time
 
 import numpy as np
 
+from scipy.sparse.linalg import LinearOperator, cg
+
 from mlsvm.formulations import mlodm
 from mlsvm.solvers.nnqp import nnqp_active_set, nnqp_m3
 from mlsvm.solvers.result import SolverResult, warn_not_converged
@@ -49,6 +52,8 @@ from mlsvm.solvers.result import SolverResult, warn_not_converged
 __all__ = ["SUBPROBLEMS", "solve_bcd"]
 
 SUBPROBLEMS = ("exact", "m3")
+#: the relative gap below which the ``polish`` step of the "fast" solver is tried
+POLISH_FROM_GAP = 1e-3
 STOP_RULE = "max(relative duality gap, scaled natural residual)"
 
 
@@ -78,14 +83,72 @@ def _natural_residual(grad_alpha, grad_beta, alpha, beta) -> float:
                      np.max(np.abs(np.minimum(beta, grad_beta)), initial=0.0)))
 
 
+def _certificate(problem, alpha, beta, coef) -> dict:
+    """Stopping quantities on exactly recomputed scores (no accumulated round-off)."""
+    scores = problem.gram @ coef
+    primal = mlodm.primal_objective(problem, coef, scores)
+    dual = mlodm.dual_objective(problem, alpha, beta, scores)
+    gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
+    grad_alpha, grad_beta = mlodm.dual_gradient(problem, alpha, beta, problem.pairs.gather(scores))
+    largest = _natural_residual(grad_alpha, grad_beta, alpha, beta)
+    linear = 1.0 + problem.theta  # ‖q‖_∞; P η = ∇ − q
+    scale = 1.0 + max(linear, np.max(np.abs(grad_alpha + 1.0 - problem.theta), initial=0.0),
+                      np.max(np.abs(grad_beta - linear), initial=0.0),
+                      np.max(np.abs(grad_alpha), initial=0.0), np.max(np.abs(grad_beta), initial=0.0))
+    residual = largest / scale
+    return {"scores": scores, "primal": primal, "dual": dual, "gap": gap, "largest_residual": largest,
+            "residual": residual, "stop_value": max(gap, residual)}
+
+
+def _polish(problem, alpha, beta, max_steps: int = 5):
+    """Primal-dual active-set steps for the whole dual (see :func:`solve_bcd`): the free set is
+    ``{j : η_j − ∇_j > 0}``; solve ``P_FF η_F = −q_F`` (CG, matrix-free) with ``η = 0`` elsewhere and
+    repeat until the free set repeats. Returns the last iterate clipped at 0, or ``None``."""
+    T = problem.pairs.n_pairs
+    operator = mlodm._dual_operator(problem)
+    linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
+    eta = np.concatenate([alpha, beta])
+    free = eta - (operator.matvec(eta) + linear) > 0
+    for _ in range(max_steps):
+        index = np.flatnonzero(free)
+        if index.size == 0:
+            return None
+
+        def restricted(x, index=index):
+            full = np.zeros(2 * T)
+            full[index] = np.ravel(x)
+            return operator.matvec(full)[index]
+
+        system = LinearOperator((index.size, index.size), matvec=restricted, dtype=np.float64)
+        solution, info = cg(system, -linear[index], x0=eta[index], rtol=1e-13, atol=0.0, maxiter=10 * index.size)
+        if info != 0:
+            return None
+        eta = np.zeros(2 * T)
+        eta[index] = solution
+        new_free = eta - (operator.matvec(eta) + linear) > 0
+        if np.array_equal(new_free, free):
+            break
+        free = new_free
+    eta = np.maximum(eta, 0.0)
+    return eta[:T], eta[T:]
+
+
 def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: float = 1e-6,
               max_iter: int = 1000, shrinking: bool = True, random_state=None,
-              subproblem_max_iter: int = 10_000, callback=None) -> SolverResult:
+              subproblem_max_iter: int = 10_000, polish: bool = False, callback=None) -> SolverResult:
     """Alg. 1 on ``problem``; ``max_iter`` counts sweeps (epochs over all instances).
 
     Returns a :class:`SolverResult` with ``dual = {"alpha", "beta"}`` and ``primal = {"coef"}``
     (``B``, ``w_k = Σ_i B_ik φ(x_i)``); ``history`` holds per sweep the primal and dual objectives,
-    the relative gap, the number of blocks updated and the sub-solver's iterations.
+    the relative gap, the scaled residual, the number of blocks updated, the sub-solver's
+    iterations and whether the sweep ended with an accepted polishing step.
+
+    ``polish=True`` (the library's ``"fast"`` solver, not the paper's algorithm): once the relative
+    gap is below ``POLISH_FROM_GAP``, each sweep also tries a few primal-dual active-set steps on
+    the whole dual (free set ``{η − ∇ > 0}``, the equality-constrained QP ``P_FF η_F = −q_F`` solved
+    by conjugate gradients with the matrix-free ``P``, O(T + nq) memory). Once BCD is close to the
+    optimal support this lands on the exact optimum; the result is kept only if it lowers the
+    stopping value, so it can only help.
     """
     if subproblem not in SUBPROBLEMS:
         raise ValueError(f"subproblem must be one of {SUBPROBLEMS}; got {subproblem!r}")
@@ -99,7 +162,7 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
     instances = np.flatnonzero(np.diff(offsets) > 0)
     rng = np.random.default_rng(random_state)
     history = {"primal": [], "dual": [], "relative_gap": [], "natural_residual": [],
-               "blocks_updated": [], "subproblem_iterations": []}
+               "blocks_updated": [], "subproblem_iterations": [], "polished": []}
     stop_value, kkt_residual, shrink_threshold, converged, sweep = np.inf, 1.0, 0.0, False, 0
     for sweep in range(1, max_iter + 1):
         inner_tol = 0.1 * max(tol, min(kkt_residual, 1.0))
@@ -127,22 +190,26 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
             coef[i] += coef_change
             scores += np.outer(gram[:, i], coef_change)
             updated += 1
-        scores = gram @ coef  # exact scores for the certificate (no accumulated round-off)
-        primal = mlodm.primal_objective(problem, coef, scores)
-        dual = mlodm.dual_objective(problem, alpha, beta, scores)
-        gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
-        largest_residual = _natural_residual(
-            *mlodm.dual_gradient(problem, alpha, beta, pairs.gather(scores)), alpha, beta)
-        kkt_residual = largest_residual / (2.0 + theta)
-        stop_value = max(gap, kkt_residual)
-        for key, value in zip(history, (primal, dual, gap, kkt_residual, updated, inner_iterations)):
+        certificate = _certificate(problem, alpha, beta, coef)
+        polished = False
+        if polish and certificate["stop_value"] > tol and certificate["gap"] <= POLISH_FROM_GAP:
+            candidate = _polish(problem, alpha, beta)
+            if candidate is not None:
+                trial = _certificate(problem, *candidate, mlodm.coef_from_dual(problem, *candidate))
+                if trial["stop_value"] < certificate["stop_value"]:
+                    (alpha, beta), certificate, polished = candidate, trial, True
+                    coef = mlodm.coef_from_dual(problem, alpha, beta)
+        scores, stop_value = certificate["scores"], certificate["stop_value"]
+        for key, value in zip(history, (certificate["primal"], certificate["dual"], certificate["gap"],
+                                        certificate["residual"], updated, inner_iterations, polished)):
             history[key].append(value)
         if callback is not None:
             callback(sweep, alpha, beta)
         if stop_value <= tol:
             converged = True
             break
-        shrink_threshold = shrink_threshold / 10.0 if updated == 0 else 0.1 * largest_residual
+        shrink_threshold = shrink_threshold / 10.0 if updated == 0 else 0.1 * certificate["largest_residual"]
+        kkt_residual = certificate["residual"]
     if not converged:
         warn_not_converged(f"mLODM BCD ({subproblem})", STOP_RULE, stop_value, tol, max_iter)
     return SolverResult(primal={"coef": coef}, dual={"alpha": alpha, "beta": beta}, converged=converged,
