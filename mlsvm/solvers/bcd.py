@@ -52,8 +52,9 @@ from mlsvm.solvers.result import SolverResult, warn_not_converged
 __all__ = ["SUBPROBLEMS", "solve_bcd"]
 
 SUBPROBLEMS = ("exact", "m3")
-#: the relative gap below which the ``polish`` step of the "fast" solver is tried
-POLISH_FROM_GAP = 1e-3
+#: the relative gap below which the ``polish`` step of the "fast" solver is tried (1: from the
+#: first sweep on; measured on emotions: 2 sweeps instead of 5 with 1e-3, 16 without polishing)
+POLISH_FROM_GAP = 1.0
 STOP_RULE = "max(relative duality gap, scaled natural residual)"
 
 
