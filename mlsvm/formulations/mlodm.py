@@ -1,0 +1,192 @@
+"""mLODM (Tan, Tan, Jiang & Zhou): CVXPY primal and dual, numpy objectives, dual→primal, KKT.
+
+Notation (SPEC §1, §2.4): pairs ``t = (i, k, l)``, ``k ∈ Y_i`` relevant, ``l ∈ Ȳ_i`` irrelevant,
+``n_t = |Y_i||Ȳ_i|`` (so ``weight_t = 1/n_t``); pair margin ``m_t = ⟨w_k − w_l, φ(x_i)⟩``.
+
+Primal (paper eq. 15, no bias)::
+
+    min_{w, ξ, ε}  ½ Σ_k ‖w_k‖²  +  C/2 Σ_t (1/n_t) (ξ_t² + μ ε_t²)
+    s.t.  m_t ≥ 1 − θ − ξ_t,   m_t ≤ 1 + θ + ε_t
+
+With squared slacks no sign constraint is needed: at the optimum ``ξ_t = (1 − θ − m_t)₊`` and
+``ε_t = (m_t − 1 − θ)₊``, so the primal objective of a point ``w`` is
+``½ Σ‖w_k‖² + C/2 Σ_t (1/n_t)[(1 − θ − m_t)₊² + μ (m_t − 1 − θ)₊²]`` (:func:`primal_objective`).
+
+Dual (paper eq. 18), α ≥ 0 for the lower and β ≥ 0 for the upper constraints::
+
+    min_{α, β ≥ 0}  ½ Σ_k ‖w_k‖² + Σ_t [α_t(θ − 1) + β_t(θ + 1)] + Σ_t n_t/(2C) (α_t² + β_t²/μ)
+
+with ``w_k = Σ_i (Σ_t (α_t − β_t) c^k_t) φ(x_i)`` (eq. 16/20): the coefficient matrix
+``B = pairs.scatter(α − β)`` (n × q) gives ``w_k = Σ_i B_ik φ(x_i)``, ``‖w‖² = tr(BᵀKB)`` and scores
+``F = K B``. The primal optimum equals **minus** this minimum; :func:`dual_objective` returns the
+negated dual (a maximisation) so ``duality_gap = primal − dual ≥ 0``. Eq. (17):
+``ξ_t = n_t α_t / C``, ``ε_t = n_t β_t / (μC)`` at the optimum.
+
+The dual is the non-negative QP ``min ½ ηᵀPη + qᵀη`` in ``η = [α; β]`` with
+``P = [[G + D, −G], [−G, G + D/μ]]``, ``G = SᵀKS`` (``S`` = scatter), ``D = diag(n_t/C)``,
+``q = [(θ − 1)·1; (θ + 1)·1]``. ``P`` is only ever applied (a LinearOperator), never formed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
+
+from mlsvm.data import RankingPairs, check_scalar
+from mlsvm.kernels import gram_factor
+
+__all__ = ["MLODMProblem", "primal_problem", "dual_problem", "primal_objective", "dual_objective",
+           "coef_from_dual", "pair_margins", "kkt_residuals", "dual_gradient", "check_hyperparameters"]
+
+
+def check_hyperparameters(C, theta, mu) -> None:
+    """``C > 0``, ``θ ∈ [0, 1]``, ``μ ∈ (0, 1]`` (SPEC §2.4); errors name the parameter."""
+    check_scalar(C, "C", low=0.0, low_open=True)
+    check_scalar(theta, "theta", low=0.0, high=1.0,
+                 explain="θ is the half-width of the insensitive band around margin 1")
+    check_scalar(mu, "mu", low=0.0, high=1.0, low_open=True,
+                 explain="μ weighs the penalty on margins above 1 + θ")
+
+
+@dataclass(frozen=True)
+class MLODMProblem:
+    """Gram matrix, ranking pairs and hyperparameters of one mLODM problem."""
+
+    gram: np.ndarray
+    pairs: RankingPairs
+    C: float = 1.0
+    theta: float = 0.5
+    mu: float = 0.5
+
+    def __post_init__(self):
+        check_hyperparameters(self.C, self.theta, self.mu)
+        if self.gram.shape != (self.pairs.n_samples, self.pairs.n_samples):
+            raise ValueError(f"gram has shape {self.gram.shape}; expected ({self.pairs.n_samples}, {self.pairs.n_samples})")
+
+    @property
+    def pair_size(self) -> np.ndarray:
+        """``n_t = |Y_i||Ȳ_i|`` per pair."""
+        return 1.0 / self.pairs.weight
+
+
+def coef_from_dual(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """Eq. (16)/(20): ``B = scatter(α − β)``, so ``w_k = Σ_i B_ik φ(x_i)``."""
+    return problem.pairs.scatter(alpha - beta)
+
+
+def pair_margins(problem: MLODMProblem, coef: np.ndarray) -> np.ndarray:
+    """``m_t = F[i,k] − F[i,l]`` with training scores ``F = K B``."""
+    return problem.pairs.gather(problem.gram @ coef)
+
+
+def primal_objective(problem: MLODMProblem, coef: np.ndarray, scores: np.ndarray | None = None) -> float:
+    """Eq. (15) at ``w_k = Σ_i coef_ik φ(x_i)`` with the optimal slacks (module docstring).
+    ``scores`` (``K @ coef``) may be passed when already known."""
+    scores = problem.gram @ coef if scores is None else scores
+    margins = problem.pairs.gather(scores)
+    below = np.maximum(0.0, 1.0 - problem.theta - margins)
+    above = np.maximum(0.0, margins - 1.0 - problem.theta)
+    loss = problem.pairs.weight @ (below * below + problem.mu * above * above)
+    return float(0.5 * np.sum(coef * scores) + 0.5 * problem.C * loss)
+
+
+def dual_objective(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
+                   scores: np.ndarray | None = None) -> float:
+    """Minus the objective of eq. (18) (the dual as a maximisation) at ``α, β``."""
+    coef = coef_from_dual(problem, alpha, beta)
+    scores = problem.gram @ coef if scores is None else scores
+    size = problem.pair_size
+    penalty = size @ (alpha * alpha + beta * beta / problem.mu) / (2.0 * problem.C)
+    linear = (1.0 - problem.theta) * alpha.sum() - (1.0 + problem.theta) * beta.sum()
+    return float(linear - 0.5 * np.sum(coef * scores) - penalty)
+
+
+def dual_gradient(problem: MLODMProblem, alpha, beta, margins=None) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient of the eq. (18) objective (minimisation) in α and β:
+    ``m − (1 − θ) + n α/C`` and ``−m + (1 + θ) + n β/(μC)`` (m = pair margins of w(α, β))."""
+    if margins is None:
+        margins = pair_margins(problem, coef_from_dual(problem, alpha, beta))
+    size = problem.pair_size
+    grad_alpha = margins - (1.0 - problem.theta) + size * alpha / problem.C
+    grad_beta = -margins + (1.0 + problem.theta) + size * beta / (problem.mu * problem.C)
+    return grad_alpha, grad_beta
+
+
+def _dual_operator(problem: MLODMProblem) -> LinearOperator:
+    """``P`` of the module docstring as a LinearOperator (O(nq + T) memory besides K)."""
+    T = problem.pairs.n_pairs
+    diagonal = problem.pair_size / problem.C
+
+    def matvec(eta):
+        eta = np.ravel(eta)
+        alpha, beta = eta[:T], eta[T:]
+        margins = pair_margins(problem, coef_from_dual(problem, alpha, beta))
+        return np.concatenate([margins + diagonal * alpha, -margins + diagonal * beta / problem.mu])
+
+    return LinearOperator((2 * T, 2 * T), matvec=matvec, rmatvec=matvec, dtype=np.float64)
+
+
+def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> dict[str, float]:
+    """Scaled KKT residuals of the dual QP (eq. 18) at ``(α, β)`` with the implied bound multipliers
+    ``z = −∇`` (a negative gradient component is dual infeasibility; ``η_j ∇_j ≠ 0`` shows up as
+    complementarity). See :func:`mlsvm.verification.residuals.qp_residuals`."""
+    from mlsvm.verification.residuals import qp_residuals
+
+    T = problem.pairs.n_pairs
+    eta = np.concatenate([alpha, beta])
+    linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
+    gradient = np.concatenate(dual_gradient(problem, alpha, beta))
+    return qp_residuals(_dual_operator(problem), linear, eta, lb=np.zeros(2 * T), ub=None, z_box=-gradient)
+
+
+def _gather_matrix(pairs: RankingPairs) -> sp.csr_matrix:
+    """Sparse ``T × nq`` map from ``vec(F)`` (column-major, index ``i + n·k``) to pair margins."""
+    n, T = pairs.n_samples, pairs.n_pairs
+    rows = np.concatenate([np.arange(T), np.arange(T)])
+    cols = np.concatenate([pairs.instance + n * pairs.relevant, pairs.instance + n * pairs.irrelevant])
+    values = np.concatenate([np.ones(T), -np.ones(T)])
+    return sp.csr_matrix((values, (rows, cols)), shape=(T, n * pairs.n_labels))
+
+
+def primal_problem(problem: MLODMProblem):
+    """CVXPY primal (eq. 15) in the coordinates of a factor ``K = L Lᵀ`` (``φ(x_i) ↦ L_i``):
+    variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``."""
+    factor = gram_factor(problem.gram)
+    pairs = problem.pairs
+    V = cp.Variable((factor.shape[1], pairs.n_labels))
+    xi = cp.Variable(pairs.n_pairs)
+    eps = cp.Variable(pairs.n_pairs)
+    margins = _gather_matrix(pairs) @ cp.vec(factor @ V, order="F")
+    weight = pairs.weight
+    objective = 0.5 * cp.sum_squares(V) + 0.5 * problem.C * (
+        cp.sum(cp.multiply(weight, cp.square(xi))) + problem.mu * cp.sum(cp.multiply(weight, cp.square(eps))))
+    constraints = [margins >= 1 - problem.theta - xi, margins <= 1 + problem.theta + eps]
+    return cp.Problem(cp.Minimize(objective), constraints), {"V": V, "xi": xi, "eps": eps, "factor": factor}
+
+
+def dual_problem(problem: MLODMProblem):
+    """CVXPY dual (eq. 18) as a minimisation; the primal optimum is ``−problem.value``.
+    Returns ``(cp.Problem, {"alpha", "beta"})``."""
+    factor = gram_factor(problem.gram)
+    pairs = problem.pairs
+    alpha = cp.Variable(pairs.n_pairs, nonneg=True)
+    beta = cp.Variable(pairs.n_pairs, nonneg=True)
+    # vec(B) = Gᵀ(α − β) (column-major), so Σ_k ‖w_k‖² = ‖Lᵀ B‖²_F
+    coef = cp.reshape(_gather_matrix(pairs).T @ (alpha - beta), (pairs.n_samples, pairs.n_labels), order="F")
+    size = problem.pair_size
+    objective = (0.5 * cp.sum_squares(factor.T @ coef)
+                 + (problem.theta - 1.0) * cp.sum(alpha) + (problem.theta + 1.0) * cp.sum(beta)
+                 + cp.sum(cp.multiply(size / (2 * problem.C), cp.square(alpha)))
+                 + cp.sum(cp.multiply(size / (2 * problem.C * problem.mu), cp.square(beta))))
+    return cp.Problem(cp.Minimize(objective)), {"alpha": alpha, "beta": beta}
+
+
+def margin_statistics(margins: np.ndarray, bins: int = 20, value_range=None) -> dict:
+    """Mean, variance and histogram (counts, edges) of label-pair margins (paper §6.4, Fig. 2)."""
+    counts, edges = np.histogram(margins, bins=bins, range=value_range)
+    return {"mean": float(np.mean(margins)), "variance": float(np.var(margins)),
+            "counts": counts, "edges": edges, "n_pairs": int(margins.size)}

@@ -1,0 +1,149 @@
+"""mLODM formulation (SPEC §2.4): CVXPY primal (eq. 15) = −(dual minimum) (eq. 18) on two
+backends, numpy objectives and KKT residuals agree with CVXPY, and the two limits of the model."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from mlsvm.data import ranking_pairs
+from mlsvm.datasets import make_multilabel
+from mlsvm.formulations import mlodm
+from mlsvm.kernels import make_kernel
+from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.report import relative_difference
+from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
+from tests.mlodm_problems import mlodm_problems, random_dual_point
+
+EXACT = tolerance("mlodm", "cvxpy")
+
+
+@settings(max_examples=10)
+@given(mlodm_problems())
+def test_primal_equals_minus_dual_minimum(drawn):
+    problem, _ = drawn
+    primal = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+    dual_cvx, variables = mlodm.dual_problem(problem)
+    dual_min = solve(dual_cvx, "CLARABEL")
+    assert relative_difference(primal, -dual_min) <= BACKEND_AGREEMENT
+    # a second backend confirms the ground truth
+    assert relative_difference(-solve(mlodm.dual_problem(problem)[0], "ECOS"), primal) <= BACKEND_AGREEMENT
+    # numpy objectives at the CVXPY dual point, through w(α, β) of eq. (16)
+    alpha = np.maximum(variables["alpha"].value, 0.0)
+    beta = np.maximum(variables["beta"].value, 0.0)
+    coef = mlodm.coef_from_dual(problem, alpha, beta)
+    assert relative_difference(mlodm.primal_objective(problem, coef), primal) <= EXACT.objective
+    assert relative_difference(mlodm.dual_objective(problem, alpha, beta), primal) <= EXACT.objective
+    assert max(mlodm.kkt_residuals(problem, alpha, beta).values()) <= EXACT.kkt
+
+
+def _small_problem(C=2.0, theta=0.3, mu=0.4, kernel="rbf", n=20, seed=1):
+    data = make_multilabel(n, 3, 4, random_state=seed)
+    gram = make_kernel(kernel, 0.5)(data.X)
+    return mlodm.MLODMProblem(gram, ranking_pairs(data.Y), C, theta, mu)
+
+
+def test_weak_duality_and_slack_formula_at_random_points():
+    """P(w) ≥ D(α, β) for every feasible pair (weak duality) and eq. (17) holds at the optimum."""
+    problem = _small_problem()
+    for seed in range(5):
+        alpha, beta = random_dual_point(problem, seed)
+        coef = np.random.default_rng(seed).standard_normal(problem.gram.shape[0:1] + (problem.pairs.n_labels,))
+        assert mlodm.primal_objective(problem, coef) >= mlodm.dual_objective(problem, alpha, beta)
+    dual_cvx, variables = mlodm.dual_problem(problem)
+    solve(dual_cvx)
+    alpha, beta = variables["alpha"].value, variables["beta"].value
+    margins = mlodm.pair_margins(problem, mlodm.coef_from_dual(problem, alpha, beta))
+    size = problem.pair_size
+    xi = np.maximum(0.0, 1 - problem.theta - margins)
+    eps = np.maximum(0.0, margins - 1 - problem.theta)
+    np.testing.assert_allclose(size * alpha / problem.C, xi, atol=1e-6)
+    np.testing.assert_allclose(size * beta / (problem.mu * problem.C), eps, atol=1e-6)
+
+
+def test_kkt_residuals_detect_a_perturbed_point():
+    problem = _small_problem()
+    dual_cvx, variables = mlodm.dual_problem(problem)
+    solve(dual_cvx)
+    alpha, beta = np.maximum(variables["alpha"].value, 0), np.maximum(variables["beta"].value, 0)
+    assert max(mlodm.kkt_residuals(problem, alpha, beta).values()) <= EXACT.kkt
+    worse = alpha.copy()
+    worse[np.argmax(alpha)] *= 1.01
+    assert max(mlodm.kkt_residuals(problem, worse, beta).values()) > EXACT.kkt
+
+
+def test_dual_operator_matches_dense_quadratic():
+    """The LinearOperator P of the dual QP equals the Hessian of eq. (18) built densely."""
+    problem = _small_problem(n=8)
+    pairs, T = problem.pairs, problem.pairs.n_pairs
+    S = np.stack([pairs.scatter(e).ravel() for e in np.eye(T)], axis=1)  # (nq × T) scatter matrix
+    G = S.T @ np.kron(problem.gram, np.eye(pairs.n_labels)) @ S
+    D = np.diag(problem.pair_size / problem.C)
+    P = np.block([[G + D, -G], [-G, G + D / problem.mu]])
+    eta = np.concatenate(random_dual_point(problem, 3))
+    np.testing.assert_allclose(mlodm._dual_operator(problem).matvec(eta), P @ eta, atol=1e-10)
+
+
+@pytest.mark.parametrize("theta", [0.0, 0.4])
+def test_mu_one_is_the_squared_insensitive_pair_loss(theta):
+    """μ = 1: the loss is ``C/2 Σ (1/n_t) max(0, |m_t − 1| − θ)²`` (θ = 0: squared loss on the pair
+    margins), checked against an independent CVXPY form without slack variables."""
+    problem = _small_problem(C=3.0, theta=theta, mu=1.0)
+    factor = np.linalg.cholesky(problem.gram + 1e-12 * np.eye(problem.gram.shape[0]))
+    pairs = problem.pairs
+    V = cp.Variable((factor.shape[1], pairs.n_labels))
+    scores = factor @ V
+    margins = cp.hstack([scores[i, k] - scores[i, l] for i, k, l in zip(pairs.instance, pairs.relevant, pairs.irrelevant)])
+    loss = cp.sum(cp.multiply(pairs.weight, cp.square(cp.pos(cp.abs(margins - 1) - theta))))
+    independent = solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(V) + 0.5 * problem.C * loss)), "CLARABEL")
+    assert relative_difference(independent, solve(mlodm.primal_problem(problem)[0])) <= BACKEND_AGREEMENT
+    assert relative_difference(independent, -solve(mlodm.dual_problem(problem)[0])) <= BACKEND_AGREEMENT
+
+
+def test_theta_zero_mu_one_closed_form():
+    """θ = 0, μ = 1: the dual in d = α − β is unconstrained, ``(SᵀKS + diag(n_t/C)) d = 1``."""
+    problem = _small_problem(C=3.0, theta=0.0, mu=1.0, n=10)
+    pairs, T = problem.pairs, problem.pairs.n_pairs
+    S = np.stack([pairs.scatter(e).ravel() for e in np.eye(T)], axis=1)
+    G = S.T @ np.kron(problem.gram, np.eye(pairs.n_labels)) @ S
+    d = np.linalg.solve(G + np.diag(problem.pair_size / problem.C), np.ones(T))
+    alpha, beta = np.maximum(d, 0.0), np.maximum(-d, 0.0)
+    closed_form = mlodm.primal_objective(problem, mlodm.coef_from_dual(problem, alpha, beta))
+    assert relative_difference(closed_form, solve(mlodm.primal_problem(problem)[0])) <= BACKEND_AGREEMENT
+    assert max(mlodm.kkt_residuals(problem, alpha, beta).values()) <= EXACT.kkt
+
+
+def test_large_C_approaches_the_hard_band():
+    """As C grows the optimum approaches ``min ½Σ‖w_k‖² s.t. 1 − θ ≤ m_t ≤ 1 + θ`` from below, with
+    the rigorous bounds ``0 ≤ P_hard − P_C ≤ Σ n_t (α*² + β*²/μ) / (2C)`` (the hard band's
+    multipliers are feasible in the soft dual) and ``C/2 Σ (1/n_t) v_t² ≤ P_C`` for the violations v."""
+    data = make_multilabel(12, 3, 3, random_state=4)
+    gram = make_kernel("rbf", 2.0)(data.X)          # full rank: the band is feasible
+    pairs = ranking_pairs(data.Y)
+    theta, mu = 0.2, 0.5
+    factor = np.linalg.cholesky(gram)
+    V = cp.Variable((factor.shape[1], pairs.n_labels))
+    margins = mlodm._gather_matrix(pairs) @ cp.vec(factor @ V, order="F")
+    lower, upper = margins >= 1 - theta, margins <= 1 + theta
+    hard = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(V)), [lower, upper])
+    hard_value = solve(hard, "CLARABEL")
+    a_star, b_star = lower.dual_value, upper.dual_value
+    size = 1.0 / pairs.weight
+    previous = -np.inf
+    for C in (1.0, 10.0, 100.0, 1000.0):
+        problem = mlodm.MLODMProblem(gram, pairs, C, theta, mu)
+        value = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+        bound = size @ (a_star**2 + b_star**2 / mu) / (2 * C)
+        assert previous - BACKEND_AGREEMENT * value <= value <= hard_value * (1 + BACKEND_AGREEMENT)
+        assert hard_value - value <= bound * (1 + BACKEND_AGREEMENT) + BACKEND_AGREEMENT
+        dual_cvx, variables = mlodm.dual_problem(problem)
+        solve(dual_cvx)
+        m = mlodm.pair_margins(problem, mlodm.coef_from_dual(problem, variables["alpha"].value, variables["beta"].value))
+        violation = np.maximum(np.maximum(1 - theta - m, m - 1 - theta), 0.0)
+        min_weight = pairs.weight.min() * min(1.0, mu)
+        assert violation.max() <= np.sqrt(2 * hard_value / (C * min_weight)) + BACKEND_AGREEMENT
+        previous = value
+    # the bound is not vacuous: at C = 1000 it pins the soft optimum to the hard one within it
+    assert bound < hard_value

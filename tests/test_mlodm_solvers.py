@@ -1,0 +1,165 @@
+"""mLODM solvers: the block NNQP sub-solvers (exact active set, M³) and dual BCD (Alg. 1)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import nnls
+from sklearn.exceptions import ConvergenceWarning
+
+from mlsvm.data import ranking_pairs
+from mlsvm.datasets import make_multilabel
+from mlsvm.formulations import mlodm
+from mlsvm.kernels import make_kernel
+from mlsvm.solvers.bcd import _block, solve_bcd
+from mlsvm.solvers.nnqp import natural_residual, nnqp_active_set, nnqp_m3
+from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.report import relative_difference
+from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
+from tests.mlodm_problems import mlodm_problems, random_dual_point
+
+EXACT = tolerance("mlodm", "bcd")
+#: the natural-residual tolerance the M³ sub-solver is asked for in these tests
+M3_TOL = 1e-9
+
+
+@st.composite
+def nnqps(draw):
+    """Random strictly convex NNQPs, half of them with the ±A block structure of eq. (24)."""
+    p = draw(st.integers(1, 8))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    if draw(st.booleans()):
+        A = rng.standard_normal((p, p + 1))
+        A = A @ A.T
+        H = np.block([[A, -A], [-A, A]]) + np.diag(np.concatenate([np.full(p, 0.5), np.full(p, 1.5)]))
+        p = 2 * p
+    else:
+        A = rng.standard_normal((p, p))
+        H = A @ A.T + draw(st.sampled_from([0.05, 1.0])) * np.eye(p)
+    return H, 3.0 * rng.standard_normal(p)
+
+
+@settings(max_examples=40)
+@given(nnqps())
+def test_active_set_is_exact_and_agrees_with_nnls_on_a_cholesky_factor(qp):
+    H, v = qp
+    x, _ = nnqp_active_set(H, v)
+    assert np.all(x >= 0)
+    scale = 1 + np.abs(H).max() * max(1, np.abs(x).max()) + np.abs(v).max()
+    assert natural_residual(H, v, x) <= 1e-12 * scale
+    # independent: ½ηᵀHη + vᵀη = ½‖Rη + R⁻ᵀv‖² + const with H = RᵀR, solved by Lawson–Hanson NNLS
+    R = np.linalg.cholesky(H).T
+    reference, _ = nnls(R, -np.linalg.solve(R.T, v))
+    np.testing.assert_allclose(x, reference, atol=1e-8 * scale)
+    # a warm start from any non-negative point reaches the same optimum
+    warm, _ = nnqp_active_set(H, v, start=np.abs(np.random.default_rng(0).standard_normal(v.size)))
+    np.testing.assert_allclose(warm, x, atol=1e-10 * scale)
+
+
+@settings(max_examples=40)
+@given(nnqps())
+def test_m3_reaches_the_exact_solution_to_its_stated_tolerance(qp):
+    """At natural residual r, ‖η − η*‖₂ ≤ (1 + L)/σ · ‖r‖₂ (strongly monotone LCP error bound)."""
+    H, v = qp
+    exact, _ = nnqp_active_set(H, v)
+    eta, _, residual = nnqp_m3(H, v, tol=M3_TOL, max_iter=200_000)
+    assert residual <= M3_TOL and np.all(eta >= 0)
+    eigenvalues = np.linalg.eigvalsh(H)
+    bound = (1 + eigenvalues[-1]) / eigenvalues[0] * np.sqrt(v.size) * M3_TOL
+    assert np.linalg.norm(eta - exact) <= bound
+
+
+@settings(max_examples=20)
+@given(nnqps())
+def test_m3_never_increases_the_objective(qp):
+    H, v = qp
+    objective = lambda eta: 0.5 * eta @ H @ eta + v @ eta  # noqa: E731
+    eta, previous = np.ones(v.size), objective(np.ones(v.size))
+    for _ in range(30):
+        eta, _, _ = nnqp_m3(H, v, tol=0.0, max_iter=1, start=eta)
+        assert objective(eta) <= previous + 1e-12 * max(1.0, abs(previous))
+        previous = objective(eta)
+
+
+def test_block_subproblem_is_the_dual_restricted_to_one_instance():
+    """F(η_i) of eq. (24) differs from the eq. (18) objective by a constant in the block."""
+    data = make_multilabel(15, 3, 5, random_state=5)
+    problem = mlodm.MLODMProblem(make_kernel("rbf", 0.7)(data.X), ranking_pairs(data.Y), 2.0, 0.3, 0.6)
+    alpha, beta = random_dual_point(problem, 1)
+    pairs = problem.pairs
+    i = int(np.argmax(np.diff(pairs.offsets)))
+    s, e = pairs.offsets[i], pairs.offsets[i + 1]
+    margins = mlodm.pair_margins(problem, mlodm.coef_from_dual(problem, alpha, beta))[s:e]
+    H, v = _block(problem.gram[i, i], pairs.relevant[s:e], pairs.irrelevant[s:e], margins,
+                  alpha[s:e], beta[s:e], problem.C, problem.theta, problem.mu)
+    rng = np.random.default_rng(2)
+    differences = []
+    for _ in range(4):
+        eta = rng.random(2 * (e - s))
+        a, b = alpha.copy(), beta.copy()
+        a[s:e], b[s:e] = eta[: e - s], eta[e - s:]
+        differences.append(-mlodm.dual_objective(problem, a, b) - (0.5 * eta @ H @ eta + v @ eta))
+    np.testing.assert_allclose(differences, differences[0], atol=1e-10)
+
+
+@settings(max_examples=10)
+@given(mlodm_problems(), st.booleans(), st.booleans())
+def test_bcd_exact_reaches_the_cvxpy_optimum_with_kkt(drawn, shrinking, polish):
+    problem, _ = drawn
+    truth = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+    result = solve_bcd(problem, subproblem="exact", tol=1e-9, random_state=0, shrinking=shrinking,
+                       polish=polish, max_iter=20_000)
+    alpha, beta = result.dual["alpha"], result.dual["beta"]
+    primal = mlodm.primal_objective(problem, mlodm.coef_from_dual(problem, alpha, beta))
+    dual = mlodm.dual_objective(problem, alpha, beta)
+    assert result.converged
+    assert relative_difference(primal, truth) <= EXACT.objective
+    assert (primal - dual) / max(1, abs(primal), abs(dual)) <= EXACT.gap
+    assert max(mlodm.kkt_residuals(problem, alpha, beta).values()) <= EXACT.kkt
+
+
+@settings(max_examples=5)
+@given(mlodm_problems(max_samples=8, max_labels=3))
+def test_bcd_m3_is_within_the_gap_it_certifies(drawn):
+    problem, _ = drawn
+    truth = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # certified at whatever gap it reached
+        result = solve_bcd(problem, subproblem="m3", tol=1e-6, random_state=0, max_iter=60)
+    alpha, beta = result.dual["alpha"], result.dual["beta"]
+    primal = mlodm.primal_objective(problem, mlodm.coef_from_dual(problem, alpha, beta))
+    dual = mlodm.dual_objective(problem, alpha, beta)
+    gap = (primal - dual) / max(1, abs(primal), abs(dual))
+    # the certificate brackets the optimum: D ≤ opt ≤ P, up to the ground truth's own accuracy
+    truth_error = BACKEND_AGREEMENT * max(1.0, abs(truth))
+    assert dual <= truth + truth_error and primal >= truth - truth_error
+    assert relative_difference(primal, truth) <= gap + BACKEND_AGREEMENT
+
+
+def test_bcd_history_gap_is_monotone_in_the_dual_and_seeded():
+    data = make_multilabel(30, 4, 4, random_state=1)
+    problem = mlodm.MLODMProblem(make_kernel("rbf", 0.5)(data.X), ranking_pairs(data.Y), 2.0, 0.3, 0.4)
+    first = solve_bcd(problem, tol=1e-10, random_state=3)
+    again = solve_bcd(problem, tol=1e-10, random_state=3)
+    np.testing.assert_array_equal(first.dual["alpha"], again.dual["alpha"])
+    assert np.all(np.diff(first.history["dual"]) >= -1e-12)   # exact block minimisation never lowers D
+    assert first.stop_rule.startswith("max(relative duality gap")
+
+
+def test_bcd_warns_with_the_gap_when_max_iter_ends_it():
+    data = make_multilabel(30, 4, 4, random_state=1)
+    problem = mlodm.MLODMProblem(make_kernel("linear")(data.X), ranking_pairs(data.Y), 8.0, 0.1, 0.9)
+    with pytest.warns(ConvergenceWarning, match="reached .* tolerance asked 1.0e-12"):
+        result = solve_bcd(problem, tol=1e-12, max_iter=2, random_state=0)
+    assert not result.converged and result.n_iter == 2
+
+
+def test_bcd_rejects_an_unknown_subproblem():
+    data = make_multilabel(10, 2, 3, random_state=1)
+    problem = mlodm.MLODMProblem(make_kernel("linear")(data.X), ranking_pairs(data.Y))
+    with pytest.raises(ValueError, match="subproblem must be one of"):
+        solve_bcd(problem, subproblem="newton")
