@@ -46,7 +46,7 @@ class OvNSVM(KernelMultilabelEstimator):
     _solvers = ("fast", "mm", "cvxpy")
 
     def __init__(self, alpha=0.0, beta=1.0, w_constraint="soft", b_constraint="hard", gamma_b=1.0,
-                 kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast", tol=1e-8,
+                 kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast", tol=1e-10,
                  max_iter=1000, random_state=None, epsilon=1e-6, cvxpy_solver="CLARABEL"):
         self.alpha = alpha
         self.beta = beta

@@ -139,8 +139,8 @@ def _mask(problem: OvNProblem) -> np.ndarray:
 
 
 def primal_problem(problem: OvNProblem):
-    """CVXPY primal in factor coordinates. Returns ``(cp.Problem, {"V", "b", "factor"})``;
-    training scores are ``factor @ V + b``."""
+    """CVXPY primal in factor coordinates. Returns ``(cp.Problem, {"V", "b", "factor", "scores",
+    "regularizer"})``; training scores are ``factor @ V + b``."""
     factor = problem.factor()
     K = problem.n_classes
     V = cp.Variable((factor.shape[1], K))
@@ -158,7 +158,8 @@ def primal_problem(problem: OvNProblem):
         objective = objective + problem.gamma_b * cp.square(cp.sum(b))
     else:
         constraints.append(cp.sum(b) == 0)
-    return cp.Problem(cp.Minimize(objective), constraints), {"V": V, "b": b, "factor": factor}
+    variables = {"V": V, "b": b, "factor": factor, "scores": scores, "regularizer": regularizer}
+    return cp.Problem(cp.Minimize(objective), constraints), variables
 
 
 def dual_problem(problem: OvNProblem):
