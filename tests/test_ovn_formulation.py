@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 from mlsvm.formulations import ovn
-from mlsvm.verification.cvxpy_tools import solve, solve_checked
+from mlsvm.verification.cvxpy_tools import GroundTruthError, solve, solve_checked
 from mlsvm.verification.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 from tests.ovn_strategies import ovn_problems
@@ -35,10 +35,21 @@ def test_primal_equals_dual_and_the_dual_point_is_optimal(drawn):
 @settings(max_examples=8)
 @given(ovn_problems(structures=("random", "overlapping")))
 def test_primal_and_dual_agree_on_a_second_backend(drawn):
+    """ECOS is the cross-check; on degenerate draws (e.g. a rank-1 Gram matrix with β = 10) it may
+    only reach 'optimal_inaccurate', which is never accepted: OSQP (SPEC §3's third backend) then
+    stands in, and must agree just the same."""
     problem, _, _ = drawn
-    agreement = solve_checked(lambda: ovn.dual_problem(problem)[0], solvers=("CLARABEL", "ECOS"))
-    primal = solve(ovn.primal_problem(problem)[0], "ECOS")
-    assert relative_difference(primal, -agreement.values["ECOS"]) <= BACKEND_AGREEMENT
+    for backend in ("ECOS", "OSQP"):
+        try:
+            agreement = solve_checked(lambda: ovn.dual_problem(problem)[0], solvers=("CLARABEL", backend))
+            primal = solve(ovn.primal_problem(problem)[0], backend)
+        except GroundTruthError:
+            if backend == "OSQP":
+                raise
+            continue
+        assert relative_difference(primal, -agreement.values[backend]) <= BACKEND_AGREEMENT
+        assert relative_difference(primal, -agreement.values["CLARABEL"]) <= BACKEND_AGREEMENT
+        return
 
 
 @settings(max_examples=10)

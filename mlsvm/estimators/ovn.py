@@ -116,8 +116,10 @@ class OvNSVM(KernelMultilabelEstimator):
         qp = ovn.dual_qp(problem)
         sample, cls = problem.members
         T = sample.size
-        result = equal_mass_ipm(qp["P"][:T, :T], cls, problem.n_classes, problem.beta, qp["P"][T, T],
-                                tol=self.tol, max_iter=self.max_iter)
+        Z = ovn.dual_quadratic_factor(problem)
+        low_rank = Z is not None and Z.shape[1] < T  # linear kernel, K·d < T: Woodbury systems
+        result = equal_mass_ipm(None if low_rank else qp["P"][:T, :T], cls, problem.n_classes, problem.beta,
+                                qp["P"][T, T], tol=self.tol, max_iter=self.max_iter, Q_factor=Z if low_rank else None)
         Lam = np.zeros(problem.Y.shape)
         Lam[sample, cls] = result.primal["lambda"]
         b = result.dual["y"]

@@ -57,7 +57,7 @@ from mlsvm.verification.residuals import qp_residuals
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "primal_problem", "dual_problem", "primal_objective",
            "smoothed_primal_objective", "dual_objective", "coefficients_from_dual",
-           "equalize_class_mass", "empty_class_solution", "dual_qp", "kkt_residuals",
+           "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_quadratic_factor", "kkt_residuals",
            "alpha_interval"]
 
 CONSTRAINTS = ("soft", "hard")
@@ -264,6 +264,18 @@ def dual_qp(problem: OvNProblem) -> dict:
     ub = np.append(np.full(T, problem.beta), problem.beta * float(counts.min()))
     return {"P": P, "q": np.append(-np.ones(T), 0.0), "A": A, "b": np.zeros(K),
             "lb": np.zeros(T + 1), "ub": ub}
+
+
+def dual_quadratic_factor(problem: OvNProblem) -> np.ndarray | None:
+    """``Z`` (T × K·r) with ``ZZᵀ`` = the λ-block of :func:`dual_qp` (``S_kl ⟨f_i, f_j⟩``), from the
+    explicit ``features`` (rows ``kron(R_S[k], f_i)``, ``S = R_S R_Sᵀ``); ``None`` without features."""
+    if problem.features is None:
+        return None
+    sample, cls = problem.members
+    eigenvalues, vectors = np.linalg.eigh(problem.dual_metric)
+    R_S = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
+    Z = R_S[cls][:, :, None] * problem.features[sample][:, None, :]
+    return Z.reshape(sample.size, -1)
 
 
 def kkt_residuals(problem: OvNProblem, Lam: np.ndarray, b: np.ndarray, nu: float | None = None,

@@ -11,7 +11,8 @@ free). For OvN the multipliers ``y`` of the equal-mass rows are exactly the bias
 
 Algorithm: Mehrotra predictor–corrector primal–dual interior point method. Each iteration forms
 ``H = Q + diag(z_l/λ + z_u/(β − λ))`` (positive definite: the barrier terms are > 0), factors it
-once by Cholesky and reuses the factor for the predictor and the corrector; the equal-mass rows
+once by Cholesky (T × T; or, when ``Q = ZZᵀ`` with Z of p < T columns, the p × p Woodbury matrix
+``I + Zᵀdiag(·)⁻¹Z``) and reuses the factor for the predictor and the corrector; the equal-mass rows
 and ν are eliminated through a (K+1) × (K+1) Schur system, so the equality is kept exactly in
 every Newton step (no penalty, no projection).
 
@@ -43,13 +44,60 @@ def _max_step(value: np.ndarray, direction: np.ndarray) -> float:
     return float(np.min(-value[negative] / direction[negative]))
 
 
-def equal_mass_ipm(Q: np.ndarray, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
-                   tol: float = 1e-9, max_iter: int = 100) -> SolverResult:
+class _DenseSystem:
+    """``H = Q + diag(d)`` factored by Cholesky (T × T)."""
+
+    def __init__(self, Q):
+        self.Q = Q
+
+    def matvec(self, v):
+        return self.Q @ v
+
+    def largest_diagonal(self):
+        return float(np.max(np.diag(self.Q)))
+
+    def factor(self, d):
+        self._factor = cho_factor(self.Q + np.diag(d), lower=True, check_finite=False)
+
+    def solve(self, rhs):
+        return cho_solve(self._factor, rhs, check_finite=False)
+
+
+class _LowRankSystem:
+    """``H = ZZᵀ + diag(d)`` with ``Z`` (T × p), p < T, solved by Woodbury through the p × p
+    matrix ``I + Zᵀ diag(1/d) Z`` (one Cholesky per iteration)."""
+
+    def __init__(self, Z):
+        self.Z = Z
+
+    def matvec(self, v):
+        return self.Z @ (self.Z.T @ v)
+
+    def largest_diagonal(self):
+        return float(np.max(np.einsum("ij,ij->i", self.Z, self.Z)))
+
+    def factor(self, d):
+        self._inverse_d = 1.0 / d
+        scaled = self.Z * self._inverse_d[:, None]
+        self._scaled = scaled
+        self._factor = cho_factor(np.eye(self.Z.shape[1]) + self.Z.T @ scaled, lower=True, check_finite=False)
+
+    def solve(self, rhs):
+        first = self._inverse_d[:, None] * rhs if rhs.ndim == 2 else self._inverse_d * rhs
+        return first - self._scaled @ cho_solve(self._factor, self.Z.T @ first, check_finite=False)
+
+
+def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
+                   tol: float = 1e-9, max_iter: int = 100, Q_factor: np.ndarray | None = None) -> SolverResult:
     """Solve the equal-mass box QP above. ``groups[t]`` is the group of variable t; every group
     must be non-empty (OvN: a class without members has the closed-form optimum of
     :func:`mlsvm.formulations.ovn.empty_class_solution`). Returns primal ``{"lambda", "nu"}`` and
-    dual ``{"y"}`` (the equal-mass multipliers)."""
+    dual ``{"y"}`` (the equal-mass multipliers).
+
+    ``Q_factor`` (T × p, ``Q = Q_factor Q_factorᵀ``) may replace ``Q`` when p < T (OvN with a
+    linear kernel: p = K·d): each Newton system is then solved by Woodbury in p dimensions."""
     start = time.perf_counter()
+    system = _DenseSystem(Q) if Q_factor is None else _LowRankSystem(Q_factor)
     T, K = groups.size, n_groups
     counts = np.bincount(groups, minlength=K)
     if np.any(counts == 0):
@@ -59,13 +107,13 @@ def equal_mass_ipm(Q: np.ndarray, groups: np.ndarray, n_groups: int, beta: float
     lam = np.full(T, 0.5 * beta)
     nu = float((E @ lam).mean())
     y = np.zeros(K)
-    scale = max(1.0, float(np.max(np.abs(Q))) * beta)
+    scale = max(1.0, system.largest_diagonal() * beta)  # for PSD Q, max |Q_ij| is on the diagonal
     z_low, z_up = np.full(T, scale), np.full(T, scale)
     history = {"gap": [], "residual": []}
     converged, stop_value, iteration = False, np.inf, 0
     for iteration in range(1, max_iter + 1):
         upper = beta - lam
-        Qlam = Q @ lam
+        Qlam = system.matvec(lam)
         r_dual = Qlam - 1.0 + E.T @ y - z_low + z_up
         r_nu = nu_weight * nu - y.sum()
         r_mass = E @ lam - nu
@@ -81,9 +129,8 @@ def equal_mass_ipm(Q: np.ndarray, groups: np.ndarray, n_groups: int, beta: float
             converged = True
             break
         mu = complementarity / (2 * T)
-        H = Q + np.diag(z_low / lam + z_up / upper)
-        factor = cho_factor(H, lower=True, check_finite=False)
-        HE = cho_solve(factor, E.T, check_finite=False)
+        system.factor(z_low / lam + z_up / upper)
+        HE = system.solve(E.T)
         schur = np.zeros((K + 1, K + 1))
         schur[:K, :K] = E @ HE
         schur[:K, K] = 1.0
@@ -92,7 +139,7 @@ def equal_mass_ipm(Q: np.ndarray, groups: np.ndarray, n_groups: int, beta: float
 
         def newton(r_low, r_up):
             g = -r_dual + r_low / lam - r_up / upper
-            Hg = cho_solve(factor, g, check_finite=False)
+            Hg = system.solve(g)
             solution = np.linalg.solve(schur, np.append(E @ Hg + r_mass, -r_nu))
             d_y, d_nu = solution[:K], solution[K]
             d_lam = Hg - HE @ d_y
