@@ -6,7 +6,7 @@ real-data protocol beside Tables 5 and 6.
 
 ``speed``: soft w / hard b (the paper's Sw-Hb), canonical α = 0.25, β = 1, on all 593 emotions
 samples (features standardised). CVXPY = the Clarabel primal (build + solve), timed side by side
-with ``fast`` in one run; MM runs with ε = 1e-8 and reports the iterations and time it needs to
+with ``fast`` in one run; MM runs with ε = 1e-8 (at most 4000 iterations linear, 1500 RBF) and reports the iterations and time it needs to
 come within 1e-3 and 1e-6 (relative) of the CVXPY optimum.
 
 ``realdata``: the paper's protocol (§5): 3-fold CV (shuffled) for each point of a small grid, the
@@ -62,7 +62,8 @@ def speed() -> None:
         features = problem.factor()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = mm(features, Y, 0.25, 1.0, "soft", "hard", epsilon=1e-8, tol=1e-13, max_iter=5000)
+            result = mm(features, Y, 0.25, 1.0, "soft", "hard", epsilon=1e-8, tol=1e-13,
+                        max_iter=4000 if kernel == "linear" else 1500)
         history = np.asarray(result.history["objective"])
         per_iteration = result.solve_time / result.n_iter
         distance = (history - optimum) / max(1.0, abs(optimum))
@@ -77,8 +78,10 @@ def speed() -> None:
             else:
                 print(f"{kernel:7} {'mm':8} not within {target:.0e} after {result.n_iter} iterations "
                       f"(reached {distance.min():.1e}, {result.solve_time:.1f} s)")
+        smoothed_rise = max(np.diff(result.history["smoothed_objective"]).max(), 0.0)
         print(f"{'':7} mm: {result.n_iter} iterations, {per_iteration * 1e3:.1f} ms each; largest rise of the true "
-              f"objective {max(increases.max(), 0.0):.1e} (smoothing excess bound {max(result.history['smoothing_excess']):.1e})")
+              f"objective {max(increases.max(), 0.0):.1e}, of F_eps {smoothed_rise:.1e} "
+              f"(largest smoothing excess {max(result.history['smoothing_excess']):.1e})")
 
 
 def _cv_scores(make, X, Y, multiclass: bool):
@@ -107,13 +110,13 @@ def realdata() -> None:
     iris, wine, emotions = load_iris(), load_wine(), load_emotions()
     sets = [("iris", _standardize(iris.data), iris.target, True), ("wine", _standardize(wine.data), wine.target, True),
             ("emotions", _standardize(emotions.X), emotions.Y, False)]
-    alphas, betas = (0.0, 0.25, 0.5, 0.75), (0.1, 1.0, 10.0)
+    alphas, betas = (-0.15, 0.0, 0.25, 0.5, 0.75, 0.9), (0.1, 1.0, 10.0, 100.0)
     print(f"{'data':9} {'kernel':7} {'OvN AS':>7} {'OvN HL':>7} {'paper':>13} {'BR AS':>7} {'BR HL':>7} {'paper':>13}  best OvN (α, β)")
     for name, X, Y, multiclass in sets:
         for kernel in ("linear", "rbf"):
             ovn_best = max(((_cv_scores(lambda a=a, b=b: OvNSVM(alpha=a, beta=b, kernel=kernel), X, Y, multiclass), (a, b))
                             for a, b in itertools.product(alphas, betas)), key=lambda t: t[0][0])
-            svc = (lambda b: SVC(C=b / 2, kernel=kernel)) if multiclass else (lambda b: OneVsRestClassifier(SVC(C=b / 2, kernel=kernel)))
+            svc = lambda b: OneVsRestClassifier(SVC(C=b / 2, kernel=kernel))  # noqa: E731 - OvR / BR, as in the paper
             br_best = max((_cv_scores(lambda b=b: svc(b), X, Y, multiclass) for b in betas), key=lambda t: t[0])
             paper_ovn, paper_br = PAPER[(name, kernel)]
             print(f"{name:9} {kernel:7} {ovn_best[0][0]:7.3f} {ovn_best[0][1]:7.3f} {str(paper_ovn):>13} "

@@ -113,13 +113,17 @@ class OvNSVM(KernelMultilabelEstimator):
                          history=history)
 
     def _fit_fast(self, problem: ovn.OvNProblem):
-        qp = ovn.dual_qp(problem)
         sample, cls = problem.members
         T = sample.size
-        Z = ovn.dual_quadratic_factor(problem)
-        low_rank = Z is not None and Z.shape[1] < T  # linear kernel, K·d < T: Woodbury systems
-        result = equal_mass_ipm(None if low_rank else qp["P"][:T, :T], cls, problem.n_classes, problem.beta,
-                                qp["P"][T, T], tol=self.tol, max_iter=self.max_iter, Q_factor=Z if low_rank else None)
+        nu_weight = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0
+        features = problem.features
+        if features is not None and problem.n_classes * features.shape[1] < T:
+            # linear kernel, K·d < T: Woodbury Newton systems on the Kronecker structure S ⊗ XXᵀ
+            Q, kronecker = None, (ovn.dual_metric_root(problem), features, sample)
+        else:
+            Q, kronecker = ovn.dual_qp(problem)["P"][:T, :T], None
+        result = equal_mass_ipm(Q, cls, problem.n_classes, problem.beta, nu_weight, tol=self.tol,
+                                max_iter=self.max_iter, Q_kronecker=kronecker)
         Lam = np.zeros(problem.Y.shape)
         Lam[sample, cls] = result.primal["lambda"]
         b = result.dual["y"]

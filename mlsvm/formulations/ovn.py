@@ -57,7 +57,7 @@ from mlsvm.verification.residuals import qp_residuals
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "primal_problem", "dual_problem", "primal_objective",
            "smoothed_primal_objective", "dual_objective", "coefficients_from_dual",
-           "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_quadratic_factor", "kkt_residuals",
+           "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_quadratic_factor", "kkt_residuals",
            "alpha_interval"]
 
 CONSTRAINTS = ("soft", "hard")
@@ -170,9 +170,7 @@ def dual_problem(problem: OvNProblem):
     lam = cp.Variable(mask.shape, nonneg=True)
     nu = cp.Variable()
     Lam = cp.multiply(mask, lam)
-    # tr(S ΛᵀGΛ) = ‖Lᵀ Λ R_S‖² with S = R_S R_Sᵀ
-    eigenvalues, vectors = np.linalg.eigh(problem.dual_metric)
-    R_S = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
+    R_S = dual_metric_root(problem)  # tr(S ΛᵀGΛ) = ‖Lᵀ Λ R_S‖² with S = R_S R_Sᵀ
     negated = 0.5 * cp.sum_squares(factor.T @ Lam @ R_S) - cp.sum(Lam)
     if problem.soft_b:
         negated = negated + cp.square(nu) / (4.0 * problem.gamma_b)
@@ -266,15 +264,20 @@ def dual_qp(problem: OvNProblem) -> dict:
             "lb": np.zeros(T + 1), "ub": ub}
 
 
+def dual_metric_root(problem: OvNProblem) -> np.ndarray:
+    """``R_S`` with ``R_S R_Sᵀ = S`` (the dual metric), from its eigen-decomposition (S is PSD; the
+    centring matrix of hard w is singular)."""
+    eigenvalues, vectors = np.linalg.eigh(problem.dual_metric)
+    return vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
+
+
 def dual_quadratic_factor(problem: OvNProblem) -> np.ndarray | None:
     """``Z`` (T × K·r) with ``ZZᵀ`` = the λ-block of :func:`dual_qp` (``S_kl ⟨f_i, f_j⟩``), from the
-    explicit ``features`` (rows ``kron(R_S[k], f_i)``, ``S = R_S R_Sᵀ``); ``None`` without features."""
+    explicit ``features`` (rows ``kron(R_S[k], f_i)``); ``None`` without features."""
     if problem.features is None:
         return None
     sample, cls = problem.members
-    eigenvalues, vectors = np.linalg.eigh(problem.dual_metric)
-    R_S = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
-    Z = R_S[cls][:, :, None] * problem.features[sample][:, None, :]
+    Z = dual_metric_root(problem)[cls][:, :, None] * problem.features[sample][:, None, :]
     return Z.reshape(sample.size, -1)
 
 

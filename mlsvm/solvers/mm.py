@@ -95,7 +95,12 @@ def mm(features: np.ndarray, Y: np.ndarray, alpha: float, beta: float, w_constra
     converged, stop_value, iteration = False, np.inf, 0
     V, b = np.zeros((r, K)), np.zeros(K)
     for iteration in range(1, max_iter + 1):
-        factors, g, h, Z = [], [], np.zeros(r + 1), np.zeros((r + 1, r + 1))
+        # The majorizer's minimizer is computed as a correction Δ = x⁺ − x from the residual of its
+        # stationarity at the current x (small near convergence), not from scratch: with z → ε the
+        # blocks carry weights β/(2ε) and a direct solve would lose the digits that monotonicity needs.
+        current = np.vstack([V, b[None, :]])                 # ṽ_k as columns, (r+1) × K
+        coupling_term = coupling * current.sum(axis=1)       # Ω s on the soft coordinates
+        factors, residuals, h, Z = [], [], np.zeros(r + 1), np.zeros((r + 1, r + 1))
         for k in range(K):
             weight = beta / (2.0 * z[k])
             C = np.diag(regularizer_diagonal) + augmented[k].T @ (weight[:, None] * augmented[k])
@@ -106,9 +111,10 @@ def mm(features: np.ndarray, Y: np.ndarray, alpha: float, beta: float, w_constra
                     f"the MM Hessian block of class {k} is not positive definite (alpha={alpha!r}, beta={beta!r}, "
                     f"epsilon={epsilon!r}): Appendix A requires D̃ + (α/2)D̃₀ + βX̃ ≻ 0") from None
             g_k = augmented[k].T @ (weight * (1.0 + z[k]))
+            residual_k = g_k - C @ current[:, k] - coupling_term
             factors.append(factor)
-            g.append(g_k)
-            h += cho_solve(factor, g_k, check_finite=False)
+            residuals.append(residual_k)
+            h += cho_solve(factor, residual_k, check_finite=False)
             Z += cho_solve(factor, np.eye(r + 1), check_finite=False)
         # common multiplier π: soft coordinate j: π_j = ω_j s_j; hard coordinate: s_j = 0; s = h − Zπ
         system = np.where(hard[:, None], Z, np.eye(r + 1) + coupling[:, None] * Z)
@@ -119,8 +125,9 @@ def mm(features: np.ndarray, Y: np.ndarray, alpha: float, beta: float, w_constra
             raise ValueError("the MM KKT system is singular: the Hessian is not positive definite "
                              "on the constraint set") from None
         for k in range(K):
-            solution = cho_solve(factors[k], g[k] - pi, check_finite=False)
-            V[:, k], b[k] = solution[:r], solution[r]
+            correction = cho_solve(factors[k], residuals[k] - pi, check_finite=False)
+            V[:, k] += correction[:r]
+            b[k] += correction[r]
         if b_constraint == "hard":  # remove round-off so the iterate is exactly feasible
             b -= b.mean()
         if not soft_w:
