@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
@@ -73,6 +73,9 @@ class _LowRankSystem:
     def matvec(self, v):
         return self.Z @ (self.Z.T @ v)
 
+    def dense(self):
+        return _DenseSystem(self.Z @ self.Z.T)
+
     def largest_diagonal(self):
         return float(np.max(np.einsum("ij,ij->i", self.Z, self.Z)))
 
@@ -114,6 +117,12 @@ class _KroneckerSystem:
 
     def matvec(self, v):
         return self._times(self._transpose_times(v[:, None]))[:, 0]
+
+    def dense(self):
+        Z = np.empty((self.groups.size, self.shape[0] * self.shape[1]))
+        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
+            Z[rows] = (self.root[k][None, :, None] * block[:, None, :]).reshape(rows.size, -1)
+        return _DenseSystem(Z @ Z.T)
 
     def largest_diagonal(self):
         norms = np.concatenate([np.einsum("ij,ij->i", block, block) * (self.root[k] @ self.root[k])
@@ -186,7 +195,15 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
             converged = True
             break
         mu = complementarity / (2 * T)
-        system.factor(z_low / lam + z_up / upper)
+        try:
+            system.factor(z_low / lam + z_up / upper)
+        except LinAlgError:
+            if isinstance(system, _DenseSystem):
+                raise
+            # Woodbury's p × p matrix carries 1/d, which spans many decades near the optimum; when
+            # round-off makes it lose definiteness, continue with the dense T × T system (always PD)
+            system = system.dense()
+            system.factor(z_low / lam + z_up / upper)
         HE = system.solve(E.T)
         schur = np.zeros((K + 1, K + 1))
         schur[:K, :K] = E @ HE
