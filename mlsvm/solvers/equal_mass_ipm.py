@@ -35,6 +35,9 @@ from mlsvm.solvers.result import SolverResult, warn_not_converged
 __all__ = ["equal_mass_ipm"]
 
 STOP_RULE = "IPM: max(scaled complementarity gap, scaled residuals)"
+#: largest residual accepted from a Woodbury solve of H·HE = Eᵀ (entries of Eᵀ are 0/1) before
+#: the IPM switches to the dense Newton system
+WOODBURY_CHECK = 1e-9
 
 
 def _max_step(value: np.ndarray, direction: np.ndarray) -> float:
@@ -195,16 +198,21 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
             converged = True
             break
         mu = complementarity / (2 * T)
+        barrier = z_low / lam + z_up / upper
         try:
-            system.factor(z_low / lam + z_up / upper)
+            system.factor(barrier)
+            HE = system.solve(E.T)
+            # Woodbury carries 1/barrier, which spans many decades near the optimum: check the solve
+            check = np.column_stack([system.matvec(column) for column in HE.T]) + barrier[:, None] * HE - E.T
+            accurate = isinstance(system, _DenseSystem) or np.max(np.abs(check)) <= WOODBURY_CHECK
         except LinAlgError:
             if isinstance(system, _DenseSystem):
                 raise
-            # Woodbury's p × p matrix carries 1/d, which spans many decades near the optimum; when
-            # round-off makes it lose definiteness, continue with the dense T × T system (always PD)
+            accurate = False
+        if not accurate:  # continue with the dense T × T system (always positive definite)
             system = system.dense()
-            system.factor(z_low / lam + z_up / upper)
-        HE = system.solve(E.T)
+            system.factor(barrier)
+            HE = system.solve(E.T)
         schur = np.zeros((K + 1, K + 1))
         schur[:K, :K] = E @ HE
         schur[:K, K] = 1.0
