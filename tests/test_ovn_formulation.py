@@ -10,7 +10,7 @@ from mlsvm.formulations import ovn
 from mlsvm.verification.cvxpy_tools import GroundTruthError, solve, solve_checked
 from mlsvm.verification.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
-from tests.ovn_strategies import ovn_problems
+from ovn_strategies import ovn_problems
 
 EXACT = tolerance("ovn", "cvxpy")
 

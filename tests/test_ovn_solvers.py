@@ -15,7 +15,7 @@ from mlsvm.solvers.mm import mm
 from mlsvm.verification.cvxpy_tools import solve
 from mlsvm.verification.report import relative_difference
 from mlsvm.verification.tolerances import tolerance
-from tests.ovn_strategies import ovn_problems
+from ovn_strategies import ovn_problems
 
 FAST = tolerance("ovn", "fast")
 #: round-off allowance for "never increases": a few ulps of the objective per iteration
