@@ -1,0 +1,302 @@
+"""One-vs-None (Shajari & Rangarajan): CVXPY primal and derived dual, numpy objectives, KKT.
+
+Notation. ``n`` samples, ``K`` classes (labels), Gram matrix ``G = ΦΦᵀ``, indicator ``Y`` (n × K);
+class ``C_k = {i : Y_ik = 1}``; ``T = Σ_k |C_k|`` memberships (a sample may be in several classes,
+or in none). Weights ``w_k = Σ_i A_ik φ(x_i)`` (representer theorem, paper eq. 15), so
+``W = ΦᵀA`` and the scores are ``F = G A + 1bᵀ``.
+
+Canonical primal (SPEC §2.2; paper eq. 5 with the ½ of eq. 9)::
+
+    min_{W,b,ξ}  ½ tr(W M Wᵀ) + β Σ_k Σ_{i∈C_k} ξ_ki   [+ γ (Σ_k b_k)²      (soft b)]
+    s.t.         w_kᵀφ(x_i) + b_k ≥ 1 − ξ_ki,  ξ_ki ≥ 0   (i ∈ C_k only: no negatives anywhere)
+                 [Σ_k b_k = 0     (hard b)]
+                 [Σ_k w_k = 0     (hard w; kernel: Σ_k A_ik = 0 for every i, eq. 16)]
+
+``M = (1−α)I + α11ᵀ`` (soft w), i.e. ``½Σ‖w_k‖² + α Σ_{k<l} w_kᵀw_l``; hard w uses ``M = I``
+(under ``Σ w_k = 0`` the α term is constant in α anyway). Soft w is convex iff ``M ≻ 0`` iff
+``−1/(K−1) < α < 1``. The paper's Appendix A writes ``Σ w̃ᵀDw̃ + α Σ_{k<l} …`` without the ½:
+App-A(α, β) = canonical(α/2, β/2) (SPEC §2.2), so Fig. 1's "α ∈ [1, 2]" is canonical α ∈ [½, 1).
+
+Derived dual (the paper has none). Lagrangian with ``λ_ki ≥ 0`` on the margin constraints,
+``μ_ki ≥ 0`` on ``ξ ≥ 0``::
+
+    L = ½tr(WMWᵀ) + βΣξ − Σ λ_ki (w_kᵀφ_i + b_k − 1 + ξ_ki) − Σ μ_ki ξ_ki  [+ γ s² | + ν s],
+    s = Σ_k b_k.
+
+* ∂ξ: ``β − λ − μ = 0`` ⇒ ``0 ≤ λ_ki ≤ β``.
+* ∂W: ``W M = U``, ``U = [u_1 … u_K]``, ``u_k = Σ_{i∈C_k} λ_ki φ_i`` ⇒ ``W = U M⁻¹`` and
+  ``½tr(WMWᵀ) − tr(WᵀU) = −½ tr(M⁻¹ UᵀU)``. Hard w (``M = I``, constraint ``W1 = 0`` with a
+  multiplier): ``W = U P``, ``P = I − 11ᵀ/K`` (the centring matrix), term ``−½ tr(P UᵀU)``.
+* ∂b_k: hard b ⇒ ``Σ_{i∈C_k} λ_ki = ν`` for every k (ν = the multiplier of ``Σb = 0``, free);
+  soft b ⇒ ``Σ_{i∈C_k} λ_ki = 2γ s =: ν`` for every k, and ``γs² − νs = −ν²/(4γ)``.
+
+Hence, with ``Λ`` the n × K array of ``λ_ki`` (zero off the memberships) and ``U = ΦᵀΛ``::
+
+    max_{Λ,ν}  Σ λ − ½ tr(S ΛᵀGΛ)  [− ν²/(4γ)   (soft b)]
+    s.t.       0 ≤ λ_ki ≤ β  (i ∈ C_k),   Σ_{i∈C_k} λ_ki = ν  for every class k   (equal mass)
+
+with ``S = M⁻¹`` (soft w) or ``S = I − 11ᵀ/K`` (hard w). Dual → primal: ``A = Λ S``, and ``b`` is
+the multiplier vector of the equal-mass constraints (at a free ``0 < λ_ki < β``,
+``(GA)_ik + b_k = 1``); ``Σ b = 0`` (hard b) or ``Σ b = ν/(2γ)`` (soft b). A class with no member
+forces ``ν = 0``, hence ``Λ = 0``: the optimum is ``W = 0`` with the biases absorbing every margin
+(:func:`empty_class_solution`). Primal = dual is tested for all four variants on two backends.
+
+The CVXPY problems use a factor ``L`` (``LLᵀ = G``; the features ``X`` themselves for the linear
+kernel): ``W ↦ V = LᵀA`` (r × K), ``tr(WMWᵀ) = ‖V R‖²`` with ``M = RRᵀ`` (Cholesky).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+
+from mlsvm.kernels import gram_factor
+from mlsvm.verification.residuals import qp_residuals
+
+__all__ = ["CONSTRAINTS", "OvNProblem", "primal_problem", "dual_problem", "primal_objective",
+           "smoothed_primal_objective", "dual_objective", "coefficients_from_dual",
+           "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_quadratic_factor", "kkt_residuals",
+           "alpha_interval"]
+
+CONSTRAINTS = ("soft", "hard")
+
+
+def alpha_interval(n_classes: int) -> tuple[float, float]:
+    """Open interval of α for which ``M = (1−α)I + α11ᵀ`` is positive definite."""
+    return (-1.0 / (n_classes - 1) if n_classes > 1 else -np.inf), 1.0
+
+
+@dataclass(frozen=True)
+class OvNProblem:
+    """Data of one OvN problem. ``features`` (optional, n × r with ``features featuresᵀ = gram``,
+    e.g. ``X`` for the linear kernel) replaces the eigen-factor of ``gram`` in CVXPY and MM."""
+
+    gram: np.ndarray
+    Y: np.ndarray
+    alpha: float = 0.0
+    beta: float = 1.0
+    w_constraint: str = "soft"
+    b_constraint: str = "hard"
+    gamma_b: float = 1.0
+    features: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.w_constraint not in CONSTRAINTS:
+            raise ValueError(f"w_constraint must be one of {CONSTRAINTS}; got {self.w_constraint!r}")
+        if self.b_constraint not in CONSTRAINTS:
+            raise ValueError(f"b_constraint must be one of {CONSTRAINTS}; got {self.b_constraint!r}")
+        if not self.beta > 0:
+            raise ValueError(f"beta must be > 0; got {self.beta!r}")
+        if self.b_constraint == "soft" and not self.gamma_b > 0:
+            raise ValueError(f"gamma_b must be > 0 for b_constraint='soft'; got {self.gamma_b!r}")
+        if self.w_constraint == "soft":
+            low, high = alpha_interval(self.n_classes)
+            if not low < self.alpha < high:
+                raise ValueError(
+                    f"alpha must lie in ({low:.6g}, {high:g}) for w_constraint='soft' with K={self.n_classes} "
+                    f"classes; got {self.alpha!r}. The objective ½tr(WMWᵀ), M = (1−α)I + α11ᵀ, is convex "
+                    "only when M is positive definite (eigenvalues 1−α and 1+(K−1)α); outside that "
+                    "interval it is unbounded below. The paper's Appendix A drops the ½: its α is twice "
+                    "the canonical one (App-A(α, β) = canonical(α/2, β/2)).")
+
+    @property
+    def n_classes(self) -> int:
+        return self.Y.shape[1]
+
+    @property
+    def soft_b(self) -> bool:
+        return self.b_constraint == "soft"
+
+    @property
+    def coupling(self) -> np.ndarray:
+        """``M`` of the regularizer ½tr(WMWᵀ) (``I`` for hard w)."""
+        K = self.n_classes
+        alpha = self.alpha if self.w_constraint == "soft" else 0.0
+        return (1.0 - alpha) * np.eye(K) + alpha * np.ones((K, K))
+
+    @property
+    def dual_metric(self) -> np.ndarray:
+        """``S``: ``M⁻¹`` (soft w) or the centring matrix ``I − 11ᵀ/K`` (hard w)."""
+        K = self.n_classes
+        if self.w_constraint == "hard":
+            return np.eye(K) - np.ones((K, K)) / K
+        return np.linalg.inv(self.coupling)
+
+    @property
+    def members(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(sample, class)`` index arrays of the T memberships, ordered class by class."""
+        cls, sample = np.nonzero(np.asarray(self.Y).T)
+        return sample, cls
+
+    def factor(self) -> np.ndarray:
+        return self.features if self.features is not None else gram_factor(self.gram)
+
+
+def _mask(problem: OvNProblem) -> np.ndarray:
+    return np.asarray(problem.Y, dtype=np.float64)
+
+
+def primal_problem(problem: OvNProblem):
+    """CVXPY primal in factor coordinates. Returns ``(cp.Problem, {"V", "b", "factor", "scores",
+    "regularizer"})``; training scores are ``factor @ V + b``."""
+    factor = problem.factor()
+    K = problem.n_classes
+    V = cp.Variable((factor.shape[1], K))
+    b = cp.Variable(K)
+    scores = factor @ V + np.ones((factor.shape[0], 1)) @ cp.reshape(b, (1, K), order="C")
+    if problem.w_constraint == "soft":
+        R = np.linalg.cholesky(problem.coupling)
+        regularizer = 0.5 * cp.sum_squares(V @ R)
+        constraints = []
+    else:
+        regularizer = 0.5 * cp.sum_squares(V)
+        constraints = [cp.sum(V, axis=1) == 0]
+    objective = regularizer + problem.beta * cp.sum(cp.multiply(_mask(problem), cp.pos(1 - scores)))
+    if problem.soft_b:
+        objective = objective + problem.gamma_b * cp.square(cp.sum(b))
+    else:
+        constraints.append(cp.sum(b) == 0)
+    variables = {"V": V, "b": b, "factor": factor, "scores": scores, "regularizer": regularizer}
+    return cp.Problem(cp.Minimize(objective), constraints), variables
+
+
+def dual_problem(problem: OvNProblem):
+    """CVXPY dual as a minimisation of the negated dual objective. Returns
+    ``(cp.Problem, {"Lam", "nu"})``; ``Λ = Y ∘ Lam``; the dual optimum is ``−problem.value``."""
+    factor = problem.factor()
+    mask = _mask(problem)
+    lam = cp.Variable(mask.shape, nonneg=True)
+    nu = cp.Variable()
+    Lam = cp.multiply(mask, lam)
+    R_S = dual_metric_root(problem)  # tr(S ΛᵀGΛ) = ‖Lᵀ Λ R_S‖² with S = R_S R_Sᵀ
+    negated = 0.5 * cp.sum_squares(factor.T @ Lam @ R_S) - cp.sum(Lam)
+    if problem.soft_b:
+        negated = negated + cp.square(nu) / (4.0 * problem.gamma_b)
+    constraints = [lam <= problem.beta, cp.sum(Lam, axis=0) == nu]
+    return cp.Problem(cp.Minimize(negated), constraints), {"Lam": Lam, "nu": nu}
+
+
+def _loss_terms(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return 1.0 - (problem.gram @ A + b[None, :])
+
+
+def primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float:
+    """Canonical primal objective at ``W = ΦᵀA`` and ``b`` (ξ at its optimal value). Feasibility of
+    the hard constraints is reported by :func:`kkt_residuals`, not assumed."""
+    regularizer = 0.5 * float(np.sum((A.T @ problem.gram @ A) * problem.coupling))
+    slack = np.maximum(0.0, _loss_terms(problem, A, b))
+    value = regularizer + problem.beta * float(np.sum(_mask(problem) * slack))
+    if problem.soft_b:
+        value += problem.gamma_b * float(b.sum()) ** 2
+    return value
+
+
+def smoothed_primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray, epsilon: float) -> float:
+    """The objective MM with the ε floor minimizes: the hinge ``r₊`` (``r = 1 − u``) replaced by
+    ``h_ε(r) = min_{z≥ε} (r + z)²/(4z)`` = ``r₊`` for ``|r| ≥ ε``, ``(r + ε)²/(4ε)`` for ``|r| < ε``.
+    ``0 ≤ h_ε − r₊ ≤ ε/4``, so ``F ≤ F_ε ≤ F + βεT/4``."""
+    r = _loss_terms(problem, A, b)
+    smooth = np.where(np.abs(r) < epsilon, (r + epsilon) ** 2 / (4.0 * epsilon), np.maximum(r, 0.0))
+    regularizer = 0.5 * float(np.sum((A.T @ problem.gram @ A) * problem.coupling))
+    value = regularizer + problem.beta * float(np.sum(_mask(problem) * smooth))
+    if problem.soft_b:
+        value += problem.gamma_b * float(b.sum()) ** 2
+    return value
+
+
+def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None) -> float:
+    """Dual objective (to maximise) at ``Λ`` (n × K, zero off the memberships); ``ν`` defaults to
+    the mean class mass. Equal masses are a constraint, checked by :func:`kkt_residuals`."""
+    Lam = _mask(problem) * Lam
+    nu = float(Lam.sum(axis=0).mean()) if nu is None else float(nu)
+    value = float(Lam.sum()) - 0.5 * float(np.sum((Lam.T @ problem.gram @ Lam) * problem.dual_metric))
+    if problem.soft_b:
+        value -= nu * nu / (4.0 * problem.gamma_b)
+    return value
+
+
+def coefficients_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
+    """``A = Λ S`` (so ``W = U M⁻¹`` or ``U P``)."""
+    return (_mask(problem) * Lam) @ problem.dual_metric
+
+
+def equalize_class_mass(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
+    """A dual-feasible point near ``Λ``: each class scaled down to the smallest class mass (the box
+    ``[0, β]`` is kept because the scaling is ≤ 1), so its dual objective is a true lower bound."""
+    Lam = np.clip(_mask(problem) * Lam, 0.0, problem.beta)
+    mass = Lam.sum(axis=0)
+    target = float(mass.min()) if mass.size else 0.0
+    scale = np.divide(target, mass, out=np.zeros_like(mass), where=mass > 0)
+    return Lam * scale[None, :]
+
+
+def empty_class_solution(problem: OvNProblem):
+    """Closed-form optimum when some class has no member, or ``None``. Then ``ν = 0``, ``Λ = 0``,
+    ``W = 0``; biases ``b_k = 1`` on non-empty classes and the empty ones share ``−(#non-empty)``
+    so that ``Σ b = 0`` (optimal for soft b too). Primal = dual = 0."""
+    counts = np.asarray(problem.Y).sum(axis=0)
+    empty = counts == 0
+    if not np.any(empty):
+        return None
+    b = np.where(empty, -float(np.count_nonzero(~empty)) / np.count_nonzero(empty), 1.0)
+    n, K = problem.Y.shape
+    return np.zeros((n, K)), b, np.zeros((n, K)), 0.0
+
+
+def dual_qp(problem: OvNProblem) -> dict:
+    """The dual as the standard-form QP of :func:`qp_residuals` over ``x = (λ_members, ν)``:
+    minimise ``½xᵀPx + qᵀx`` with ``P = [[S_kl G_ij], p]`` (``p = 1/(2γ)`` soft b, else 0),
+    ``q = (−1, 0)``, equalities ``Σ_{i∈C_k} λ_ki − ν = 0`` (multipliers: the biases ``b_k``),
+    bounds ``0 ≤ λ ≤ β`` and the implied ``0 ≤ ν ≤ β·min_k |C_k|``."""
+    sample, cls = problem.members
+    T, K = sample.size, problem.n_classes
+    P = np.zeros((T + 1, T + 1))
+    P[:T, :T] = problem.gram[np.ix_(sample, sample)] * problem.dual_metric[np.ix_(cls, cls)]
+    P[T, T] = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0
+    A = np.zeros((K, T + 1))
+    A[cls, np.arange(T)] = 1.0
+    A[:, T] = -1.0
+    counts = np.asarray(problem.Y).sum(axis=0)
+    ub = np.append(np.full(T, problem.beta), problem.beta * float(counts.min()))
+    return {"P": P, "q": np.append(-np.ones(T), 0.0), "A": A, "b": np.zeros(K),
+            "lb": np.zeros(T + 1), "ub": ub}
+
+
+def dual_metric_root(problem: OvNProblem) -> np.ndarray:
+    """``R_S`` with ``R_S R_Sᵀ = S`` (the dual metric), from its eigen-decomposition (S is PSD; the
+    centring matrix of hard w is singular)."""
+    eigenvalues, vectors = np.linalg.eigh(problem.dual_metric)
+    return vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
+
+
+def dual_quadratic_factor(problem: OvNProblem) -> np.ndarray | None:
+    """``Z`` (T × K·r) with ``ZZᵀ`` = the λ-block of :func:`dual_qp` (``S_kl ⟨f_i, f_j⟩``), from the
+    explicit ``features`` (rows ``kron(R_S[k], f_i)``); ``None`` without features."""
+    if problem.features is None:
+        return None
+    sample, cls = problem.members
+    Z = dual_metric_root(problem)[cls][:, :, None] * problem.features[sample][:, None, :]
+    return Z.reshape(sample.size, -1)
+
+
+def kkt_residuals(problem: OvNProblem, Lam: np.ndarray, b: np.ndarray, nu: float | None = None,
+                  A: np.ndarray | None = None) -> dict[str, float]:
+    """Scaled KKT residuals of :func:`dual_qp` at ``(Λ, ν)`` with the biases ``b`` as the equality
+    multipliers; box multipliers are the implied ones ``z = −(Px + q + Aᵀb)``. With the primal
+    coefficients ``A`` given, ``hard_constraints`` adds the violation of ``Σb = 0`` / ``Σ_k A_ik = 0``."""
+    sample, cls = problem.members
+    Lam = _mask(problem) * Lam
+    nu = float(Lam.sum(axis=0).mean()) if nu is None else float(nu)
+    qp = dual_qp(problem)
+    x = np.append(Lam[sample, cls], nu)
+    gradient = qp["P"] @ x + qp["q"] + qp["A"].T @ b
+    residuals = qp_residuals(qp["P"], qp["q"], x, A=qp["A"], b=qp["b"], y=np.asarray(b, dtype=float),
+                             lb=qp["lb"], ub=qp["ub"], z_box=-gradient)
+    if A is not None:
+        violation = abs(float(b.sum())) if not problem.soft_b else 0.0
+        if problem.w_constraint == "hard":
+            violation = max(violation, float(np.max(np.abs(A.sum(axis=1)))))
+        residuals["hard_constraints"] = violation / (1.0 + max(np.max(np.abs(b)), np.max(np.abs(A))))
+    return residuals

@@ -1,0 +1,155 @@
+"""Majorization–minimization for One-vs-None (paper §3.3, Algorithm 1, Appendices A and B).
+
+Works on features ``F`` (n × r) with ``FFᵀ = G`` (``X`` for the linear kernel, an eigen-factor of
+the Gram matrix otherwise: Appendix B's ``α̃_k`` in the coordinates ``v_k = Lᵀα_k``, which makes the
+Hessian positive definite where ``G₀`` of Appendix B is singular). Canonical objective (SPEC §2.2)::
+
+    F(V, b) = ½ Σ_kl M_kl v_kᵀv_l + β Σ_k Σ_{i∈C_k} [1 − u_ki]₊  [+ γ(Σb)²],   u_ki = F_i v_k + b_k
+
+with ``M = (1−α)I + α11ᵀ`` (soft w) or ``M = I`` and ``Σ_k v_k = 0`` (hard w); ``Σ b = 0`` (hard b).
+Appendix A's Hessian ``D̃ + (α/2)D̃₀ + βX̃`` is this one at App-A scaling (canonical α/2, β/2).
+
+Majorizer (eq. 9, [10]): ``[1 − u]₊ ≤ (1 − u + z)²/(4z)`` for every ``z > 0``, touching at
+``z = |1 − u|``; eq. 13 floors ``z ← max(|1 − u|, ε)``. With the floor the majorizer touches
+``h_ε(1 − u) = min_{z≥ε}(1 − u + z)²/(4z)`` (the hinge with a quadratic piece on ``|1 − u| < ε``),
+so MM is an exact MM for the smoothed objective ``F_ε`` (hinge → h_ε): ``F_ε`` never increases
+(``F_ε(x⁺) ≤ g(x⁺; z) ≤ g(x; z) = F_ε(x)``), and its minimizer ``x_ε`` satisfies
+``F* ≤ F(x_ε) ≤ F_ε(x_ε) ≤ F_ε(x*) ≤ F* + βε·N_ε/4 ≤ F* + βεT/4`` (``N_ε`` memberships with
+``|1 − u*| < ε``, ``T`` all memberships). The history records both ``F`` (the true objective) and
+``F_ε``. The true ``F`` can rise by at most ``β/4·Σ_{|1−u|<ε}(ε − |1−u|)²/ε`` in one step (the
+gap ``F_ε − F`` at the previous iterate), which is recorded too as ``smoothing_excess``.
+
+Each iteration minimizes the majorizer: one symmetric KKT system in ``ṽ_k = (v_k, b_k)``::
+
+    blockdiag(C_k) + coupling on s = Σ_k ṽ_k,  C_k = diag((1−α)1_r, 0) + F̃_kᵀ diag(β/(2z)) F̃_k
+
+(``F̃_k = [F_{C_k}, 1]``; coupling ``α`` on the v-part of s for soft w, ``2γ`` on its b-part for
+soft b; hard constraints ``s_v = 0`` / ``s_b = 0``). It is solved by block elimination: one
+Cholesky factorization of each ``C_k`` ((r+1)², K of them) and one (r+1)-dimensional Schur system
+for the common multiplier ``π`` (``C_k ṽ_k + π = g_k``), instead of a dense ``K(r+1)`` solve.
+A ``C_k`` that is not positive definite raises ``ValueError`` (the Hessian must be PD, App. A).
+
+Stop rule: relative decrease of ``F_ε`` between iterations, ``(F_ε⁻ − F_ε)/max(1, |F_ε|) ≤ tol``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from mlsvm.solvers.result import SolverResult, warn_not_converged
+
+__all__ = ["mm"]
+
+STOP_RULE = "relative decrease of the smoothed objective F_eps"
+
+
+def _check_hessian(alpha: float, n_classes: int, w_constraint: str) -> None:
+    if w_constraint != "soft" or n_classes < 2:
+        smallest = 1.0 - alpha if w_constraint == "soft" else 1.0
+    else:
+        smallest = min(1.0 - alpha, 1.0 + (n_classes - 1) * alpha)
+    if not smallest > 0:
+        raise ValueError(
+            f"the Hessian of the MM objective is not positive definite: M = (1−α)I + α11ᵀ with "
+            f"alpha={alpha!r}, K={n_classes} has eigenvalue {smallest:.3g} ≤ 0 (needs −1/(K−1) < α < 1; "
+            "in the paper's Appendix-A scaling the bound is on 2α). The problem is unbounded below.")
+
+
+def mm(features: np.ndarray, Y: np.ndarray, alpha: float, beta: float, w_constraint: str = "soft",
+       b_constraint: str = "hard", gamma_b: float = 1.0, epsilon: float = 1e-6, tol: float = 1e-8,
+       max_iter: int = 1000) -> SolverResult:
+    """Algorithm 1 for the four variants. Returns primal ``{"V" (r × K), "b" (K)}`` and dual
+    ``{"lambda"}``: ``λ_ki = β h_ε'(1 − u_ki)`` on the memberships (the smoothed problem's exact
+    multipliers at its optimum; equal class masses only in the limit)."""
+    start = time.perf_counter()
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0; got {epsilon!r}")
+    n, r = features.shape
+    K = Y.shape[1]
+    _check_hessian(alpha, K, w_constraint)
+    classes = [np.flatnonzero(Y[:, k]) for k in range(K)]
+    empty = [k for k, rows in enumerate(classes) if rows.size == 0]
+    if empty:
+        raise ValueError(f"classes {empty} have no member: the b-block of the Hessian is singular; "
+                         "use mlsvm.formulations.ovn.empty_class_solution (closed form)")
+    soft_w = w_constraint == "soft"
+    a = alpha if soft_w else 0.0
+    M = (1.0 - a) * np.eye(K) + a * np.ones((K, K))
+    regularizer_diagonal = np.append(np.full(r, 1.0 - a), 0.0)
+    coupling = np.append(np.full(r, a), 2.0 * gamma_b if b_constraint == "soft" else 0.0)
+    hard = np.append(np.full(r, not soft_w), b_constraint == "hard")
+    augmented = [np.hstack([features[rows], np.ones((rows.size, 1))]) for rows in classes]
+    z = [np.ones(rows.size) for rows in classes]
+
+    def objectives(V, b):
+        regularizer = 0.5 * float(np.sum((V.T @ V) * M)) + (gamma_b * float(b.sum()) ** 2 if b_constraint == "soft" else 0.0)
+        slack = np.concatenate([1.0 - (features[rows] @ V[:, k] + b[k]) for k, rows in enumerate(classes)])
+        hinge = np.maximum(slack, 0.0)
+        smooth = np.where(np.abs(slack) < epsilon, (slack + epsilon) ** 2 / (4.0 * epsilon), hinge)
+        return regularizer + beta * hinge.sum(), regularizer + beta * smooth.sum()
+
+    history = {"objective": [], "smoothed_objective": [], "smoothing_excess": []}
+    converged, stop_value, iteration = False, np.inf, 0
+    V, b = np.zeros((r, K)), np.zeros(K)
+    for iteration in range(1, max_iter + 1):
+        # The majorizer's minimizer is computed as a correction Δ = x⁺ − x from the residual of its
+        # stationarity at the current x (small near convergence), not from scratch: with z → ε the
+        # blocks carry weights β/(2ε) and a direct solve would lose the digits that monotonicity needs.
+        current = np.vstack([V, b[None, :]])                 # ṽ_k as columns, (r+1) × K
+        coupling_term = coupling * current.sum(axis=1)       # Ω s on the soft coordinates
+        factors, residuals, h, Z = [], [], np.zeros(r + 1), np.zeros((r + 1, r + 1))
+        for k in range(K):
+            weight = beta / (2.0 * z[k])
+            C = np.diag(regularizer_diagonal) + augmented[k].T @ (weight[:, None] * augmented[k])
+            try:
+                factor = cho_factor(C, lower=True, check_finite=False)
+            except LinAlgError:
+                raise ValueError(
+                    f"the MM Hessian block of class {k} is not positive definite (alpha={alpha!r}, beta={beta!r}, "
+                    f"epsilon={epsilon!r}): Appendix A requires D̃ + (α/2)D̃₀ + βX̃ ≻ 0") from None
+            g_k = augmented[k].T @ (weight * (1.0 + z[k]))
+            residual_k = g_k - C @ current[:, k] - coupling_term
+            factors.append(factor)
+            residuals.append(residual_k)
+            h += cho_solve(factor, residual_k, check_finite=False)
+            Z += cho_solve(factor, np.eye(r + 1), check_finite=False)
+        # common multiplier π: soft coordinate j: π_j = ω_j s_j; hard coordinate: s_j = 0; s = h − Zπ
+        system = np.where(hard[:, None], Z, np.eye(r + 1) + coupling[:, None] * Z)
+        rhs = np.where(hard, h, coupling * h)
+        try:
+            pi = np.linalg.solve(system, rhs)
+        except np.linalg.LinAlgError:
+            raise ValueError("the MM KKT system is singular: the Hessian is not positive definite "
+                             "on the constraint set") from None
+        for k in range(K):
+            correction = cho_solve(factors[k], residuals[k] - pi, check_finite=False)
+            V[:, k] += correction[:r]
+            b[k] += correction[r]
+        if b_constraint == "hard":  # remove round-off so the iterate is exactly feasible
+            b -= b.mean()
+        if not soft_w:
+            V -= V.mean(axis=1, keepdims=True)
+        true_value, smoothed_value = objectives(V, b)
+        history["objective"].append(true_value)
+        history["smoothed_objective"].append(smoothed_value)
+        history["smoothing_excess"].append(smoothed_value - true_value)
+        for k, rows in enumerate(classes):
+            z[k] = np.maximum(np.abs(1.0 - (features[rows] @ V[:, k] + b[k])), epsilon)
+        if iteration > 1:
+            previous = history["smoothed_objective"][-2]
+            stop_value = abs(previous - smoothed_value) / max(1.0, abs(smoothed_value))
+            if stop_value <= tol:
+                converged = True
+                break
+    if not converged:
+        warn_not_converged("OvN MM", STOP_RULE, stop_value, tol, max_iter)
+    Lam = np.zeros((n, K))
+    for k, rows in enumerate(classes):
+        slack = 1.0 - (features[rows] @ V[:, k] + b[k])
+        Lam[rows, k] = beta * np.clip((slack + epsilon) / (2.0 * epsilon), 0.0, 1.0)
+    return SolverResult(primal={"V": V.copy(), "b": b.copy()}, dual={"lambda": Lam}, converged=converged,
+                        n_iter=iteration, stop_value=stop_value, stop_rule=STOP_RULE,
+                        solve_time=time.perf_counter() - start, history=history, solver="mm")

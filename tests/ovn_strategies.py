@@ -1,0 +1,50 @@
+"""Hypothesis strategies for OvN problems with awkward label structures (SPEC §3)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from mlsvm.formulations import ovn
+from mlsvm.kernels import make_kernel
+
+LABEL_STRUCTURES = ("random", "one-member class", "empty class", "overlapping", "everybody in class 0")
+
+
+@st.composite
+def ovn_problems(draw, structures=LABEL_STRUCTURES, max_samples=10):
+    """A small OvN problem: data, labels with the chosen structure, kernel, variant, hyperparameters."""
+    n = draw(st.integers(3, max_samples))
+    d = draw(st.integers(1, 3))
+    K = draw(st.integers(1, 4))
+    seed = draw(st.integers(0, 2**31 - 1))
+    structure = draw(st.sampled_from(structures))
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    if draw(st.booleans()):
+        X[1] = X[0]  # a duplicated point
+    Y = (rng.random((n, K)) < 0.5).astype(np.int8)
+    if structure == "one-member class":
+        Y[:, 0] = 0
+        Y[rng.integers(n), 0] = 1
+    elif structure == "empty class":
+        Y[:, rng.integers(K)] = 0
+    elif structure == "overlapping":
+        Y[: max(1, n // 2), :] = 1
+    elif structure == "everybody in class 0":
+        Y[:, 0] = 1
+    if structure != "empty class":  # keep the structure asked for: otherwise every class non-empty
+        for k in range(K):
+            if not Y[:, k].any():
+                Y[rng.integers(n), k] = 1
+    kernel = draw(st.sampled_from(["linear", "rbf"]))
+    w_constraint = draw(st.sampled_from(ovn.CONSTRAINTS))
+    b_constraint = draw(st.sampled_from(ovn.CONSTRAINTS))
+    low, high = ovn.alpha_interval(K)
+    low = max(low, -1.0)
+    alpha = low + (high - low) * draw(st.floats(0.05, 0.95))
+    beta = draw(st.sampled_from([0.1, 1.0, 10.0]))
+    gamma_b = draw(st.sampled_from([0.1, 1.0, 10.0]))
+    gram = make_kernel(kernel, "scale", X=X)(X)
+    return ovn.OvNProblem(gram, Y, alpha, beta, w_constraint, b_constraint, gamma_b,
+                          features=X if kernel == "linear" else None), X, kernel

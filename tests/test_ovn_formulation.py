@@ -1,0 +1,115 @@
+"""OvN formulation: the derived dual equals the primal (four variants, linear and kernel, awkward
+labels), the closed form for empty classes, the ε-smoothing bound of MM, bad input."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from mlsvm.formulations import ovn
+from mlsvm.verification.cvxpy_tools import GroundTruthError, solve, solve_checked
+from mlsvm.verification.report import relative_difference
+from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
+from ovn_strategies import ovn_problems
+
+EXACT = tolerance("ovn", "cvxpy")
+
+
+@settings(max_examples=25)
+@given(ovn_problems())
+def test_primal_equals_dual_and_the_dual_point_is_optimal(drawn):
+    problem, _, _ = drawn
+    primal = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    dual_cvx, variables = ovn.dual_problem(problem)
+    dual = -solve(dual_cvx, "CLARABEL")
+    assert relative_difference(primal, dual) <= BACKEND_AGREEMENT
+    # the dual point, mapped to the primal (A = ΛS, b = equal-mass multipliers), is primal optimal
+    Lam = np.clip(variables["Lam"].value, 0.0, problem.beta)
+    b = np.asarray(dual_cvx.constraints[-1].dual_value, dtype=float)
+    A = ovn.coefficients_from_dual(problem, Lam)
+    assert relative_difference(ovn.primal_objective(problem, A, b), primal) <= EXACT.objective
+    assert relative_difference(ovn.dual_objective(problem, Lam, variables["nu"].value), primal) <= EXACT.objective
+    assert max(ovn.kkt_residuals(problem, Lam, b, variables["nu"].value, A=A).values()) <= EXACT.kkt
+
+
+@settings(max_examples=8)
+@given(ovn_problems(structures=("random", "overlapping")))
+def test_primal_and_dual_agree_on_a_second_backend(drawn):
+    """ECOS is the cross-check; on degenerate draws (e.g. a rank-1 Gram matrix with β = 10) it may
+    only reach 'optimal_inaccurate', which is never accepted: OSQP (SPEC §3's third backend) then
+    stands in, and must agree just the same."""
+    problem, _, _ = drawn
+    for backend in ("ECOS", "OSQP"):
+        try:
+            agreement = solve_checked(lambda: ovn.dual_problem(problem)[0], solvers=("CLARABEL", backend))
+            primal = solve(ovn.primal_problem(problem)[0], backend)
+        except GroundTruthError:
+            if backend == "OSQP":
+                raise
+            continue
+        assert relative_difference(primal, -agreement.values[backend]) <= BACKEND_AGREEMENT
+        assert relative_difference(primal, -agreement.values["CLARABEL"]) <= BACKEND_AGREEMENT
+        return
+
+
+@settings(max_examples=10)
+@given(ovn_problems(structures=("empty class",)))
+def test_empty_class_closed_form_is_optimal(drawn):
+    problem, _, _ = drawn
+    A, b, Lam, nu = ovn.empty_class_solution(problem)
+    primal = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    assert relative_difference(ovn.primal_objective(problem, A, b), primal) <= EXACT.objective
+    assert ovn.dual_objective(problem, Lam, nu) == 0.0
+    if problem.b_constraint == "hard":
+        assert abs(b.sum()) <= EXACT.kkt
+
+
+def test_hard_w_kernel_coefficients_sum_to_zero_per_sample():
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((12, 2)), (rng.random((12, 3)) < 0.5).astype(np.int8)
+    Y[0] = 1
+    problem = ovn.OvNProblem(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1)), Y, w_constraint="hard")
+    A = ovn.coefficients_from_dual(problem, rng.random(Y.shape))
+    np.testing.assert_array_less(np.abs(A.sum(axis=1)), EXACT.kkt)  # Σ_k a_ki = 0 (eq. 16)
+
+
+def _smoothed_optimum(problem: ovn.OvNProblem, epsilon: float) -> float:
+    """min F_ε by CVXPY: h_ε(r) = huber(pos(r + ε), 2ε)/(4ε) is the ε-floored hinge."""
+    cvx, variables = ovn.primal_problem(problem)
+    b = variables["b"]
+    smooth = cp.huber(cp.pos(1 - variables["scores"] + epsilon), 2 * epsilon) / (4 * epsilon)
+    objective = variables["regularizer"] + problem.beta * cp.sum(cp.multiply(problem.Y.astype(float), smooth))
+    if problem.soft_b:
+        objective = objective + problem.gamma_b * cp.square(cp.sum(b))
+    return solve(cp.Problem(cp.Minimize(objective), cvx.constraints), "CLARABEL")
+
+
+@pytest.mark.parametrize("epsilon", [1e-1, 1e-2])
+@pytest.mark.parametrize("w_constraint, b_constraint", [("soft", "hard"), ("hard", "soft")])
+def test_epsilon_floor_costs_at_most_beta_eps_T_over_4(epsilon, w_constraint, b_constraint):
+    """docs/ovn.md: MM with the floor minimizes F_ε, and F* ≤ F_ε* ≤ F* + βεT/4."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((25, 3))
+    Y = (X @ rng.standard_normal((3, 3)) + 0.5 * rng.standard_normal((25, 3)) > 0).astype(np.int8)
+    problem = ovn.OvNProblem(X @ X.T, Y, alpha=0.4, beta=3.0, w_constraint=w_constraint,
+                             b_constraint=b_constraint, gamma_b=0.5, features=X)
+    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    smoothed = _smoothed_optimum(problem, epsilon)
+    bound = problem.beta * epsilon * Y.sum() / 4
+    assert optimum - EXACT.objective * max(1.0, optimum) <= smoothed <= optimum + bound
+    assert smoothed - optimum > 0  # the smoothing is not free here: the bound is not vacuous
+
+
+def test_refuses_non_convex_alpha_and_bad_hyperparameters():
+    gram, Y = np.eye(4), np.eye(4, 3, dtype=np.int8)
+    with pytest.raises(ValueError, match="positive definite.*Appendix A"):
+        ovn.OvNProblem(gram, Y, alpha=1.0)
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        ovn.OvNProblem(gram, Y, alpha=-0.5)  # −1/(K−1) = −0.5 is on the boundary
+    ovn.OvNProblem(gram, Y, alpha=-0.5, w_constraint="hard")  # α unused by hard w
+    with pytest.raises(ValueError, match="beta"):
+        ovn.OvNProblem(gram, Y, beta=0.0)
+    with pytest.raises(ValueError, match="gamma_b"):
+        ovn.OvNProblem(gram, Y, b_constraint="soft", gamma_b=0.0)
+    with pytest.raises(ValueError, match="w_constraint"):
+        ovn.OvNProblem(gram, Y, w_constraint="medium")
