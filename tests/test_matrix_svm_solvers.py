@@ -128,3 +128,12 @@ def test_warm_start_at_the_optimum_stops_at_once():
         warnings.simplefilter("error")
         again = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, tol=1e-6, alpha0=first.dual["alpha"])
     assert again.n_iter == 1
+
+
+def test_polishing_reaches_round_off_and_keeps_batched_equal_to_separate():
+    _, problem = _problem("rbf", "hinge", False, n=60, q=4)
+    options = dict(tol=1e-12, max_iter=100_000, polish_every=10)
+    batched = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, **options)
+    separate = solve_label_by_label(problem.gram_bar, problem.signed, 1.0, **options)
+    _grade(problem, batched, "fast")
+    assert np.max(np.abs(batched.dual["alpha"] - separate.dual["alpha"])) <= tolerance("matrix_svm", "agd-label-by-label").objective
