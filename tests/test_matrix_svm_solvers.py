@@ -1,0 +1,139 @@
+"""AGD (Alg. 1) and its fast variant against CVXPY; batched = label by label; q = 1 = LIBLINEAR and
+the foundation's binary SVM with regularized bias."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
+
+from mlsvm.datasets import make_multilabel
+from mlsvm.formulations import binary_svm as bsvm
+from mlsvm.formulations import matrix_svm as ms
+from mlsvm.kernels import make_kernel
+from mlsvm.solvers.agd import solve_dual_agd, solve_label_by_label
+from mlsvm.verification.checks.matrix_svm import CHECK_TOL, correlation_matrix
+from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.report import relative_difference
+from mlsvm.verification.tolerances import tolerance
+
+SETTINGS = {  # solver name in the tolerance table -> AGD options
+    "fast": dict(lipschitz="exact", restart=True, clip_extrapolation=False),
+    "agd": dict(lipschitz="frobenius", restart=False, clip_extrapolation=True),
+}
+
+
+def _problem(kernel, loss, correlated, Y=None, seed=1, n=30, q=3):
+    data = make_multilabel(n, 3, q, random_state=seed)
+    Y = data.Y if Y is None else Y
+    A = correlation_matrix(Y.shape[1]) if correlated else None
+    return data, ms.MatrixSVMProblem(make_kernel(kernel, "scale", X=data.X)(data.X), Y, 1.0, A, loss)
+
+
+def _grade(problem, result, solver):
+    """Objective vs the CVXPY primal, relative gap and KKT, under the tolerance table."""
+    tol = tolerance("matrix_svm", solver)
+    reference = solve(ms.primal_problem(problem)[0], "CLARABEL")
+    alpha = result.dual["alpha"]
+    primal = ms.primal_objective(problem, result.primal["coef"])
+    dual = ms.dual_objective(problem, alpha)
+    assert result.converged
+    assert relative_difference(primal, reference) <= tol.objective
+    assert (primal - dual) / max(1.0, abs(primal), abs(dual)) <= tol.gap
+    assert max(ms.kkt_residuals(problem, alpha).values()) <= tol.kkt
+
+
+@pytest.mark.parametrize("solver", sorted(SETTINGS))
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("loss", ms.LOSSES)
+@pytest.mark.parametrize("correlated", [False, True])
+def test_agd_reaches_the_cvxpy_optimum(solver, kernel, loss, correlated):
+    _, problem = _problem(kernel, loss, correlated)
+    result = solve_dual_agd(problem.gram_bar, problem.signed, problem.C, correlation=problem.correlation,
+                            loss=loss, tol=CHECK_TOL, max_iter=200_000, **SETTINGS[solver])
+    _grade(problem, result, solver)
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 1000), q=st.integers(1, 3), structure=st.sampled_from(
+    ["plain", "label nobody has", "label everybody has", "all and none", "duplicates"]))
+def test_fast_agd_on_awkward_label_structures(seed, q, structure):
+    data = make_multilabel(16, 2, q, random_state=seed)
+    X, Y = data.X.copy(), data.Y.copy()
+    if structure == "label nobody has":
+        Y[:, 0] = 0
+    elif structure == "label everybody has":
+        Y[:, -1] = 1
+    elif structure == "all and none":
+        Y[0], Y[1] = 1, 0
+    elif structure == "duplicates":
+        X[1], Y[1] = X[0], Y[0]
+    problem = ms.MatrixSVMProblem(make_kernel("rbf", 0.7)(X), Y, 1.0)
+    result = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, tol=CHECK_TOL, max_iter=200_000)
+    _grade(problem, result, "fast")
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("loss", ms.LOSSES)
+def test_batched_equals_label_by_label(kernel, loss):
+    """Per-label blocks make the batched run perform each label's own iterations: same α."""
+    tol = tolerance("matrix_svm", "agd-label-by-label")
+    _, problem = _problem(kernel, loss, False, q=4)
+    batched = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, loss=loss, tol=CHECK_TOL, max_iter=100_000)
+    separate = solve_label_by_label(problem.gram_bar, problem.signed, 1.0, loss=loss, tol=CHECK_TOL, max_iter=100_000)
+    assert np.max(np.abs(batched.dual["alpha"] - separate.dual["alpha"])) <= tol.objective * problem.C
+    assert relative_difference(ms.primal_objective(problem, batched.primal["coef"]),
+                               ms.primal_objective(problem, separate.primal["coef"])) <= tol.objective
+    assert max(batched.history["relative_gap"][-1], separate.stop_value) <= tol.gap
+    assert batched.n_iter == max(separate.history["n_iter_per_label"])
+
+
+def test_single_label_equals_liblinear_and_the_binary_svm_with_regularized_bias():
+    """q = 1: Matrix-SVM is the hinge SVM with ½b² in the objective (LinearSVC, intercept_scaling=1)."""
+    data = make_multilabel(60, 4, 1, noise=0.15, random_state=5)
+    problem = ms.MatrixSVMProblem(data.X @ data.X.T, data.Y, 1.0)
+    result = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, tol=CHECK_TOL, max_iter=200_000)
+    ours = ms.primal_objective(problem, result.primal["coef"])
+    y = problem.signed[:, 0]
+    binary = bsvm.BinarySVMProblem(problem.gram, y, 1.0, "hinge", "regularized")
+    assert relative_difference(ours, solve(bsvm.primal_problem(binary)[0], "CLARABEL")) <= tolerance("matrix_svm", "fast").objective
+    svc = LinearSVC(C=1.0, loss="hinge", intercept_scaling=1.0, tol=1e-10, max_iter=200_000).fit(data.X, y)
+    w, b = svc.coef_.ravel(), svc.intercept_[0]
+    liblinear = 0.5 * (w @ w + b * b) + np.maximum(0, 1 - y * (data.X @ w + b)).sum()
+    assert relative_difference(ours, liblinear) <= tolerance("binary_svm", "liblinear").objective
+    weights, bias = ms.linear_weights(data.X, result.primal["coef"])
+    np.testing.assert_allclose(np.r_[weights.ravel(), bias], np.r_[w, b], atol=1e-3)  # w is unique; 1e-3 ≈ liblinear's precision
+
+
+def test_restart_needs_fewer_iterations():
+    _, problem = _problem("rbf", "hinge", False, n=60)
+    runs = {restart: solve_dual_agd(problem.gram_bar, problem.signed, 1.0, restart=restart, tol=1e-8, max_iter=100_000)
+            for restart in (True, False)}
+    assert runs[True].n_iter < runs[False].n_iter
+
+
+def test_max_iter_warns_with_the_gap_reached():
+    _, problem = _problem("rbf", "hinge", False)
+    with pytest.warns(ConvergenceWarning, match="relative duality gap"):
+        result = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, tol=1e-12, max_iter=3)
+    assert not result.converged and result.n_iter == 3
+
+
+def test_warm_start_at_the_optimum_stops_at_once():
+    _, problem = _problem("rbf", "hinge", False)
+    first = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, tol=CHECK_TOL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, tol=1e-6, alpha0=first.dual["alpha"])
+    assert again.n_iter == 1
+
+
+def test_polishing_reaches_round_off_and_keeps_batched_equal_to_separate():
+    _, problem = _problem("rbf", "hinge", False, n=60, q=4)
+    options = dict(tol=1e-12, max_iter=100_000, polish_every=10)
+    batched = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, **options)
+    separate = solve_label_by_label(problem.gram_bar, problem.signed, 1.0, **options)
+    _grade(problem, batched, "fast")
+    assert np.max(np.abs(batched.dual["alpha"] - separate.dual["alpha"])) <= tolerance("matrix_svm", "agd-label-by-label").objective
