@@ -1,4 +1,4 @@
-"""Matrix-SVM checks: CVXPY dual = primal (Clarabel; ECOS as cross-check) and every MatrixSVM
+"""Matrix-SVM checks: CVXPY dual = primal (Clarabel; OSQP as cross-check: QPs, see cvxpy_tools.CROSSCHECK_BACKEND) and every MatrixSVM
 solver ("fast", "agd", "cvxpy") reaches the CVXPY primal optimum, for the hinge (eq. 1 / 8), the
 MLRL extension with a correlation matrix A (eq. 10) and the least-squares variant (eq. 12 / 14)."""
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from mlsvm.formulations import matrix_svm as formulation
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
 from mlsvm.verification.registry import Check, compare
 from mlsvm.verification.report import FitReport
@@ -66,7 +66,7 @@ def checks(quick: bool) -> list[Check]:
             cvx, _ = formulation.primal_problem(problem)
             return solve(cvx, "CLARABEL")
 
-        for backend, solver in (("CLARABEL", "cvxpy"), ("ECOS", "cvxpy-crosscheck")):
+        for backend, solver in (("CLARABEL", "cvxpy"), (CROSSCHECK_BACKEND, "cvxpy-crosscheck")):
             found.append(Check(MODEL, name, f"dual ({backend}) vs primal", solver,
                                lambda p=problem, n=name, b=backend, s=solver, t=truth:
                                compare(MODEL, n, f"dual ({b}) vs primal", s, cvxpy_dual_report(p, b), t())))

@@ -15,7 +15,7 @@ from mlsvm.data import ranking_pairs
 from mlsvm.estimators.mlodm import MLODM
 from mlsvm.formulations import mlodm
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multilabel_problems
 from mlsvm.verification.registry import Check, compare
 
@@ -25,12 +25,12 @@ HYPERPARAMETERS = ((1.0, 0.5, 0.5), (8.0, 0.1, 0.9))
 #: estimator settings per registered solver name
 SOLVERS = {
     "cvxpy": dict(solver="cvxpy", cvxpy_solver="CLARABEL"),
-    "cvxpy-crosscheck": dict(solver="cvxpy", cvxpy_solver="ECOS"),
+    "cvxpy-crosscheck": dict(solver="cvxpy", cvxpy_solver=CROSSCHECK_BACKEND),
     "fast": dict(solver="fast", tol=1e-8),
     "bcd": dict(solver="bcd", subproblem="exact", tol=1e-8),
     "bcd-m3": dict(solver="bcd", subproblem="m3", tol=1e-6),
 }
-FORMULATION = {"cvxpy": "dual (CLARABEL) vs primal", "cvxpy-crosscheck": "dual (ECOS) vs primal"}
+FORMULATION = {"cvxpy": "dual (CLARABEL) vs primal", "cvxpy-crosscheck": f"dual ({CROSSCHECK_BACKEND}) vs primal"}
 
 
 def _variants(quick: bool):

@@ -1,4 +1,4 @@
-"""Rank-SVM checks: the CVXPY primal (Clarabel) is the reference; its dual on Clarabel and ECOS,
+"""Rank-SVM checks: the CVXPY primal (Clarabel) is the reference; its dual on Clarabel and OSQP (the QP cross-check),
 the exact solver ("fast") and Frank–Wolfe (within its certified gap) must reach it. Multilabel
 problems (including the awkward label structures) and multiclass ones (Weston–Watkins case)."""
 
@@ -11,7 +11,7 @@ import warnings
 from mlsvm.estimators.rank_svm import RankSVM
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
 from mlsvm.verification.registry import Check, compare
 from mlsvm.verification.report import FitReport
@@ -69,10 +69,10 @@ def checks(quick: bool) -> list[Check]:
             found.append(Check(MODEL, name, formulation, solver,
                                lambda X=X, Y=Y, k=kernel, s=solver, n=name, f=formulation, t=truth:
                                compare(MODEL, n, f, s, _estimator_report(X, Y, k, C, s, quick), t())))
-        found.append(Check(MODEL, name, "dual (ECOS) vs primal", "cvxpy-crosscheck",
+        found.append(Check(MODEL, name, f"dual ({CROSSCHECK_BACKEND}) vs primal", "cvxpy-crosscheck",
                            lambda X=X, Y=Y, k=kernel, n=name, t=truth:
-                           compare(MODEL, n, "dual (ECOS) vs primal", "cvxpy-crosscheck",
-                                   _crosscheck(X, Y, k, C, "ECOS"), t())))
+                           compare(MODEL, n, f"dual ({CROSSCHECK_BACKEND}) vs primal", "cvxpy-crosscheck",
+                                   _crosscheck(X, Y, k, C, CROSSCHECK_BACKEND), t())))
     return found
 
 
