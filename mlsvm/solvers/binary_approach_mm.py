@@ -1,4 +1,11 @@
-"""Alternating (majorize–maximize) solver for the dual of the binary approach (E&W Problem 3).
+"""EXPERIMENTAL alternating (majorize–maximize) solver for the dual of the binary approach (E&W Problem 3).
+
+Status: not exact in general, therefore not a verified solver of the model — it has no
+``mlsvm verify`` row and ``BinaryApproachSVM`` does not accept it (see "Known limit" below). What
+it does certify, always, is its stop value: ``D ≤ optimum ≤ P`` with ``D`` the dual at the returned
+α and ``P`` Problem 3 at the returned primal point, both evaluated exactly by the formulation
+(tested against CVXPY, including on labels whose optimal ``λ_k`` is 0). A result with
+``converged=False`` carries a ConvergenceWarning quoting that gap.
 
 The reduced dual (see :mod:`mlsvm.formulations.rank_binary`) is
 
@@ -21,7 +28,7 @@ primal point mapped from α (an upper bound); both exact, so the stop value is a
 Reaching ``max_iter``, or a stall (the best gap fell by less than 10 % over the last
 ``STALL_WINDOW`` iterations), stops it with a ConvergenceWarning quoting the gap reached.
 
-Known limit (measured, why it is not the default solver): a label whose optimal ``λ_k`` is 0 —
+Known limit (measured, why it is experimental and not an accepted estimator solver): a label whose optimal ``λ_k`` is 0 —
 its ``w_k`` lies strictly inside the norm ball, an unconstrained minimiser of its hinge loss (on the
 built-in "awkward-labels" problem, linear kernel, labels 1 and 3: CVXPY gives ``λ ≈ 1e-11`` and
 ``‖w_3‖² = 0.363 < t = 0.547``) — makes λ_k decay geometrically, so ``C_k = C/(2Qλ_k)`` explodes
