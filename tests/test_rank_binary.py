@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from mlsvm.datasets import make_multilabel
-from mlsvm.estimators.rank_binary import BinaryApproachSVM, solve_cvxpy, solve_first_optimal
+from mlsvm.estimators.rank_binary import BinaryApproachSVM, fit_report, solve_cvxpy, solve_first_optimal
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_binary as rb
 from mlsvm.kernels import make_kernel
@@ -136,9 +136,8 @@ def test_alternating_solver_matches_cvxpy(kernel):
     assert np.all(np.diff(result.history["dual"]) >= -1e-7 * truth)  # ascent, up to LIBSVM's accuracy
 
 
-def test_alternating_solver_warns_with_the_gap_when_it_stalls():
-    """Known limit (docs): a label whose optimal λ_k is 0 makes LIBSVM's C_k explode; the solver
-    must then say so, never stop silently."""
+def test_alternating_solver_warns_with_the_gap_at_max_iter():
+    """Stopped before its gap reaches tol, the solver must say so (with the gap), never silently."""
     awkward = multilabel_problems()[-1]
     problem = rb.BinaryApproachProblem(make_kernel("linear")(awkward.X), awkward.Y, 1.0)
     with pytest.warns(ConvergenceWarning, match="relative duality gap reached"):
@@ -157,19 +156,52 @@ def _certified_bracket(problem, result):
     return primal, dual
 
 
-def test_alternating_solver_is_not_exact_on_awkward_labels_but_its_certificate_holds():
-    """Why the alternating solver is experimental: awkward-labels/linear has labels with optimal
-    λ_k = 0 (CVXPY), where it stalls far from the optimum; its certified bracket still holds."""
+def _exact_against_cvxpy(problem, result):
+    """The alternating solver's FitReport meets the EXACT row against CVXPY (ECOS/Clarabel/SCS)."""
+    truth = solve_first_optimal(lambda: rb.primal_problem(problem), ("ECOS", "CLARABEL", "SCS"))[1]
+    report = fit_report(problem, result.primal["coef"], result.primal["b"], result.dual["alpha"],
+                        result.dual["lam"], solver="alternating", n_iter=result.n_iter,
+                        converged=result.converged, solve_time=result.solve_time)
+    row = tolerance("rank_binary", "alternating")
+    assert relative_difference(report.primal_objective, truth) <= row.objective
+    assert report.max_kkt <= row.kkt and abs(report.relative_gap) <= row.gap
+    return truth
+
+
+def test_alternating_solver_is_exact_on_awkward_labels_with_lambda_zero():
+    """awkward-labels/linear: CVXPY has λ_k ≈ 0 for two labels (one with ‖w_k‖² < t); the
+    solver switches them to their hinge LP and converges to the EXACT row (it used to stall at 0.17)."""
     awkward = multilabel_problems()[-1]
     problem = rb.BinaryApproachProblem(make_kernel("linear")(awkward.X), awkward.Y, 1.0)
     _, _, _, lam, _, _ = solve_cvxpy(problem, ("ECOS",))
-    truth = solve(rb.primal_problem(problem)[0], "ECOS")
-    assert lam.min() <= 1e-6 * lam.max()                        # the λ_k = 0 case is present
-    with pytest.warns(ConvergenceWarning, match="relative duality gap reached"):
-        result = solve_binary_approach(problem, max_iter=40)
-    primal, dual = _certified_bracket(problem, result)
-    assert dual <= truth * (1 + 1e-9) and truth <= primal * (1 + 1e-9)
-    assert result.stop_value > tolerance("rank_binary", "cvxpy").gap   # not exact here (documented)
+    assert np.sum(lam <= 1e-6 * lam.max()) == 2                      # the λ_k = 0 case is present
+    result = solve_binary_approach(problem, tol=1e-7)
+    assert result.converged and result.stop_value <= 1e-7
+    assert np.array_equal(result.dual["lam"] == 0, lam <= 1e-6 * lam.max())
+    _exact_against_cvxpy(problem, result)
+    _certified_bracket(problem, result)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), q=st.integers(1, 4), n=st.integers(6, 13), C=st.floats(0.1, 10.0),
+       kernel=st.sampled_from(["linear", "rbf"]),
+       structure=st.sampled_from(["random", "nobody", "everybody", "duplicates", "all-or-none"]))
+def test_alternating_solver_is_exact_on_awkward_small_problems(seed, q, n, C, kernel, structure):
+    data = make_multilabel(n, 2, q, random_state=seed)
+    X, Y = data.X.copy(), data.Y.copy()
+    if structure == "nobody":
+        Y[:, 0] = 0
+    elif structure == "everybody":
+        Y[:, -1] = 1
+    elif structure == "duplicates":
+        X[1], Y[1] = X[0], Y[0]
+    elif structure == "all-or-none":
+        Y[0], Y[1] = 1, 0
+    problem = rb.BinaryApproachProblem(make_kernel(kernel, "scale", X=X)(X), Y, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # a stall short of 1e-7 is still graded
+        result = solve_binary_approach(problem, tol=1e-7)
+    _exact_against_cvxpy(problem, result)
 
 
 @settings(max_examples=10, deadline=None)
@@ -192,12 +224,6 @@ def test_alternating_solver_certificate_brackets_cvxpy(seed, q, C, structure):
         result = solve_binary_approach(problem, max_iter=10)
     primal, dual = _certified_bracket(problem, result)
     assert dual <= truth + 1e-8 * max(1.0, truth) and truth <= primal + 1e-8 * max(1.0, truth)
-
-
-def test_estimator_does_not_accept_the_experimental_solver():
-    data = make_multilabel(10, 2, 2, random_state=0)
-    with pytest.raises(ValueError, match="solver must be one of"):
-        BinaryApproachSVM(solver="alternating").fit(data.X, data.Y)
 
 
 def test_verify_rows_for_cvxpy_pass():
@@ -258,7 +284,7 @@ def test_estimators_are_sklearn_clonable_and_solvers_agree():
         assert clone(estimator).get_params() == estimator.get_params()
     data = make_multilabel(20, 3, 3, random_state=5)
     values = [BinaryApproachSVM(solver=s).fit(data.X, data.Y).fit_report_.primal_objective
-              for s in ("fast", "cvxpy")]
+              for s in ("fast", "cvxpy", "alternating")]
     assert max(relative_difference(values[0], v) for v in values) <= EXACT.objective
 
 
