@@ -31,12 +31,13 @@ def _problem(n=20, d=3, q=3, kernel="linear", C=1.0, seed=0):
     return data, rb.BinaryApproachProblem(gram, data.Y, C)
 
 
-@settings(max_examples=10)
-@given(n=st.integers(6, 16), q=st.integers(1, 4), kernel=st.sampled_from(["linear", "rbf", "poly"]),
-       C=st.sampled_from([0.1, 1.0, 5.0]), seed=st.integers(0, 1000),
-       awkward=st.sampled_from(["none", "nobody", "everybody", "rows", "duplicate"]))
-def test_primal_equals_dual_on_two_backends(n, q, kernel, C, seed, awkward):
-    data = make_multilabel(n, 3, q, random_state=seed)
+AWKWARD = ["none", "nobody", "everybody", "rows", "duplicate"]
+
+
+def _awkward_problem(n, d, q, kernel, C, seed, awkward):
+    """A small problem with an awkward label structure: a label nobody/everybody has, a row with
+    every label and one with none, or a duplicated point (with its own labels)."""
+    data = make_multilabel(n, d, q, random_state=seed)
     X, Y = data.X.copy(), data.Y.copy()
     if awkward == "nobody":
         Y[:, 0] = 0
@@ -46,7 +47,15 @@ def test_primal_equals_dual_on_two_backends(n, q, kernel, C, seed, awkward):
         Y[0], Y[1] = 1, 0
     elif awkward == "duplicate":
         X[1] = X[0]
-    problem = rb.BinaryApproachProblem(make_kernel(kernel, "scale", X=X)(X), Y, C)
+    return rb.BinaryApproachProblem(make_kernel(kernel, "scale", X=X)(X), Y, C)
+
+
+@settings(max_examples=10)
+@given(n=st.integers(6, 16), q=st.integers(1, 4), kernel=st.sampled_from(["linear", "rbf", "poly"]),
+       C=st.sampled_from([0.1, 1.0, 5.0]), seed=st.integers(0, 1000),
+       awkward=st.sampled_from(AWKWARD))
+def test_primal_equals_dual_on_two_backends(n, q, kernel, C, seed, awkward):
+    problem = _awkward_problem(n, 3, q, kernel, C, seed, awkward)
     # Interior-point backends end some of these small SOCPs "optimal_inaccurate" (measured on 30
     # random problems: Clarabel 3 primal + 2 dual, ECOS 0; hypothesis found an ECOS one too), and an
     # inaccurate status is never ground truth: take the first backend that certifies "optimal".
@@ -133,7 +142,8 @@ def test_alternating_solver_matches_cvxpy(kernel):
     assert relative_difference(value, truth) <= tolerance("rank_binary", "alternating").objective
     dual = rb.dual_objective(problem, result.dual["alpha"])
     assert dual <= truth * (1 + 1e-9) and truth <= value * (1 + 1e-9)  # weak duality brackets it
-    assert np.all(np.diff(result.history["dual"]) >= -1e-7 * truth)  # ascent, up to LIBSVM's accuracy
+    # secant λ-steps make the dual non-monotone; the returned iterate is the last (best) one
+    assert result.stop_value == min(result.history["relative_gap"]) == result.history["relative_gap"][-1]
 
 
 def test_alternating_solver_warns_with_the_gap_at_max_iter():
@@ -170,7 +180,8 @@ def _exact_against_cvxpy(problem, result):
 
 def test_alternating_solver_is_exact_on_awkward_labels_with_lambda_zero():
     """awkward-labels/linear: CVXPY has λ_k ≈ 0 for two labels (one with ‖w_k‖² < t); the
-    solver switches them to their hinge LP and converges to the EXACT row (it used to stall at 0.17)."""
+    solver switches them to their hinge LP and meets the EXACT row here (it used to stall at 0.17).
+    (Not exact in general — see the module — hence no verify row and not an estimator solver.)"""
     awkward = multilabel_problems()[-1]
     problem = rb.BinaryApproachProblem(make_kernel("linear")(awkward.X), awkward.Y, 1.0)
     _, _, _, lam, _, _ = solve_cvxpy(problem, ("ECOS",))
@@ -182,48 +193,25 @@ def test_alternating_solver_is_exact_on_awkward_labels_with_lambda_zero():
     _certified_bracket(problem, result)
 
 
-@settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), q=st.integers(1, 4), n=st.integers(6, 13), C=st.floats(0.1, 10.0),
-       kernel=st.sampled_from(["linear", "rbf"]),
-       structure=st.sampled_from(["random", "nobody", "everybody", "duplicates", "all-or-none"]))
-def test_alternating_solver_is_exact_on_awkward_small_problems(seed, q, n, C, kernel, structure):
-    data = make_multilabel(n, 2, q, random_state=seed)
-    X, Y = data.X.copy(), data.Y.copy()
-    if structure == "nobody":
-        Y[:, 0] = 0
-    elif structure == "everybody":
-        Y[:, -1] = 1
-    elif structure == "duplicates":
-        X[1], Y[1] = X[0], Y[0]
-    elif structure == "all-or-none":
-        Y[0], Y[1] = 1, 0
-    problem = rb.BinaryApproachProblem(make_kernel(kernel, "scale", X=X)(X), Y, C)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)   # a stall short of 1e-7 is still graded
-        result = solve_binary_approach(problem, tol=1e-7)
-    _exact_against_cvxpy(problem, result)
-
-
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10_000), q=st.integers(1, 4), C=st.floats(0.1, 10.0),
-       structure=st.sampled_from(["random", "nobody", "everybody", "duplicates"]))
-def test_alternating_solver_certificate_brackets_cvxpy(seed, q, C, structure):
-    """On small problems with awkward label structures the returned (P, D) bracket CVXPY's optimum."""
-    data = make_multilabel(10, 2, q, random_state=seed)
-    X, Y = data.X.copy(), data.Y.copy()
-    if structure == "nobody":
-        Y[:, 0] = 0
-    elif structure == "everybody":
-        Y[:, -1] = 1
-    elif structure == "duplicates":
-        X[1], Y[1] = X[0], Y[0]
-    problem = rb.BinaryApproachProblem(make_kernel("linear")(X), Y, C)
-    truth = solve(rb.primal_problem(problem)[0], "ECOS")
+       awkward=st.sampled_from(AWKWARD))
+def test_alternating_solver_certificate_brackets_cvxpy(seed, q, C, awkward):
+    """On small problems with awkward label structures the returned (P, D) bracket CVXPY's optimum,
+    even when stopped early (10 iterations)."""
+    problem = _awkward_problem(10, 2, q, "linear", C, seed, awkward)
+    truth = solve_first_optimal(lambda: rb.primal_problem(problem), ("ECOS", "CLARABEL", "SCS"))[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = solve_binary_approach(problem, max_iter=10)
     primal, dual = _certified_bracket(problem, result)
     assert dual <= truth + 1e-8 * max(1.0, truth) and truth <= primal + 1e-8 * max(1.0, truth)
+
+
+def test_estimator_does_not_accept_the_experimental_solver():
+    data = make_multilabel(10, 2, 2, random_state=0)
+    with pytest.raises(ValueError, match="solver must be one of"):
+        BinaryApproachSVM(solver="alternating").fit(data.X, data.Y)
 
 
 def test_verify_rows_for_cvxpy_pass():
@@ -284,7 +272,7 @@ def test_estimators_are_sklearn_clonable_and_solvers_agree():
         assert clone(estimator).get_params() == estimator.get_params()
     data = make_multilabel(20, 3, 3, random_state=5)
     values = [BinaryApproachSVM(solver=s).fit(data.X, data.Y).fit_report_.primal_objective
-              for s in ("fast", "cvxpy", "alternating")]
+              for s in ("fast", "cvxpy")]
     assert max(relative_difference(values[0], v) for v in values) <= EXACT.objective
 
 
