@@ -17,7 +17,6 @@ import numpy as np
 from mlsvm.data import check_scalar, check_X, to_signed
 from mlsvm.estimators._base import KernelMultilabelEstimator, check_solver
 from mlsvm.formulations import rank_binary as formulation
-from mlsvm.solvers.binary_approach_mm import solve_binary_approach
 from mlsvm.verification.cvxpy_tools import GroundTruthError, solve
 from mlsvm.verification.report import FitReport
 
@@ -147,15 +146,16 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     ``solver="cvxpy"``: the CVXPY primal on ``cvxpy_solver`` (default ECOS: Clarabel ends about 1 in
     10 small instances of this SOCP "optimal_inaccurate", ECOS none of 30), multipliers from its
     duals; ``"fast"`` (default): the same, trying ECOS, Clarabel, SCS in turn until one certifies
-    "optimal" (``fit_report_.stop_rule`` names it);
-    ``"alternating"``: the alternating dual solver (:mod:`mlsvm.solvers.binary_approach_mm`),
-    stopping on the relative duality gap ``tol`` (it warns with the gap reached when LIBSVM's inner
-    solves are not accurate enough, e.g. on a label that is nearly all one sign).
+    "optimal" (``fit_report_.stop_rule`` names it).
+    The hand-written alternating dual solver (:mod:`mlsvm.solvers.binary_approach_mm`) is NOT
+    accepted here: it is experimental and not exact when a label's optimal ``λ_k`` is 0 (see its
+    module and docs/rank_binary.md); call it directly and read its certified gap.
     """
 
-    # "fast" (SPEC §4: the recommended exact solver) is the CVXPY primal on ECOS: the alternating
-    # solver is exact only when LIBSVM is (see its module), so it is not the recommendation
-    _solvers = ("fast", "cvxpy", "alternating")
+    # "fast" (SPEC §4: the recommended exact solver) is the CVXPY primal (ECOS first). The
+    # alternating solver was removed from the accepted solvers: it misses the EXACT row when a
+    # label's optimal λ_k is 0 (awkward-labels/linear: relative gap 0.17), see its module.
+    _solvers = ("fast", "cvxpy")
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, codes=None,
                  decoding="ahl", solver="fast", tol=1e-7, max_iter=200, random_state=None,
@@ -171,19 +171,10 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:
         self._check_params(Y.shape[1])
         problem = formulation.BinaryApproachProblem(gram, Y, float(self.C))
-        if self.solver in ("fast", "cvxpy"):
-            backends = FAST_BACKENDS if self.solver == "fast" else (self.cvxpy_solver,)
-            coef, b, alpha, lam, seconds, backend = solve_cvxpy(problem, backends)
-            report = fit_report(problem, coef, b, alpha, lam, solver=self.solver, n_iter=0,
-                                converged=True, solve_time=seconds, stop_rule=f"CVXPY {backend} optimal")
-        else:
-            result = solve_binary_approach(problem, tol=self.tol, max_iter=self.max_iter)
-            coef, b = result.primal["coef"], result.primal["b"]
-            alpha, lam = result.dual["alpha"], result.dual["lam"]
-            report = fit_report(problem, coef, b, alpha, lam, solver="alternating", n_iter=result.n_iter,
-                                converged=result.converged, solve_time=result.solve_time,
-                                stop_rule=result.stop_rule, stop_value=result.stop_value,
-                                history=result.history)
+        backends = FAST_BACKENDS if self.solver == "fast" else (self.cvxpy_solver,)
+        coef, b, alpha, lam, seconds, backend = solve_cvxpy(problem, backends)
+        report = fit_report(problem, coef, b, alpha, lam, solver=self.solver, n_iter=0,
+                            converged=True, solve_time=seconds, stop_rule=f"CVXPY {backend} optimal")
         self.dual_coef_, self.intercept_, self.alpha_, self.label_weights_ = coef, b, alpha, lam
         return report
 
