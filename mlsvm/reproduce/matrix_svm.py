@@ -21,7 +21,8 @@ is `MatrixSVM(C=1)` (batched AGD); the paper's BR-SVM solves the same q problems
 numbers are equal to M-SVM's by construction (the trace objective separates over labels; tested to
 1e-8) and are reported once. "AvgPrecision" is not defined in the paper; we report the ranking
 average precision (MULAN's) — a reader should treat that row as uncertain. The quick protocol uses
-3 folds; the full one, 10.
+3 folds and leaves out yeast with the linear kernel (the accelerated gradient needs over 10 minutes
+there: K̄ has rank d + 1 with a large λ_max, see docs/matrix_svm.md); the full one, 10 folds, all four.
 """
 
 #: (exact match, Hamming loss, macro-F1, micro-F1, AvgPrecision) for M-SVM(L) and M-SVM(RBF)
@@ -44,10 +45,12 @@ def experiments(quick: bool) -> list[Row]:
     folds = 3 if quick else 10
     rows = []
     for (name, kernel), paper in PAPER.items():
+        if quick and (name, kernel) == ("yeast", "linear"):
+            continue
         X, Y = data[name]
-        params = dict(C=1.0, kernel=kernel) | (dict(gamma=0.3) if kernel == "rbf" else {})
+        params = dict(C=1.0, kernel=kernel, tol=1e-6) | (dict(gamma=0.3) if kernel == "rbf" else {})
         values = evaluate_cv(lambda: MatrixSVM(**params), X, Y, folds, scaler=MinMaxScaler((-1, 1)))
-        settings = f"{folds}-fold CV, C=1, {kernel}{' p=0.3' if kernel == 'rbf' else ''}, [−1,1] scaling"
+        settings = f"{folds}-fold CV, C=1, {kernel}{' p=0.3' if kernel == 'rbf' else ''}, [−1,1] scaling, tol 1e-6"
         rows += [Row(f"{name} M-SVM ({kernel})", metric, values[metric], reference, settings)
                  for metric, reference in zip(METRICS, paper)]
     return rows
