@@ -11,6 +11,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import issparse
 
 __all__ = [
     "check_X",
@@ -26,14 +27,23 @@ __all__ = [
 
 def check_X(X, name: str = "X", n_samples: int | None = None) -> np.ndarray:
     """Return ``X`` as a finite float64 ``(n, d)`` array, or raise ``ValueError`` naming ``name``."""
+    if issparse(X):
+        raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array")
+    if np.iscomplexobj(X):
+        raise ValueError(f"{name} contains complex values; expected real numbers")
     try:
         array = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a numeric array of shape (n_samples, n_features); {exc}") from None
     if array.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got an array of shape {array.shape}")
-    if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one sample and one feature; got shape {array.shape}")
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got an array of shape {array.shape}. "
+                         "Reshape your data: X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one sample")
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} must have at least one sample; got 0 sample(s) (shape={array.shape}) "
+                         "while a minimum of 1 is required.")
+    if array.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one feature; got 0 feature(s) (shape={array.shape}) "
+                         "while a minimum of 1 is required.")
     if n_samples is not None and array.shape[0] != n_samples:
         raise ValueError(f"{name} has {array.shape[0]} rows; expected {n_samples}")
     if not np.all(np.isfinite(array)):
@@ -63,7 +73,14 @@ def check_Y(Y, n_samples: int | None = None, name: str = "Y") -> LabelTarget:
     A 1-D vector is one-hot encoded over its sorted distinct values (multiclass); a 2-D array must
     contain only 0 and 1 (multilabel, scikit-learn's convention).
     """
+    if Y is None:
+        raise ValueError(f"{name} is required: this estimator requires y to be passed, but the target y is None")
+    if issparse(Y):
+        raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array")
     array = np.asarray(Y)
+    if array.ndim == 1 and array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.any(array != np.round(array)):
+        raise ValueError(f"{name} holds non-integer numbers (Unknown label type: continuous); a classifier "
+                         "needs class labels (1-D) or a {0,1} indicator (2-D)")
     if array.ndim == 1 or (array.ndim == 2 and array.shape[1] == 1 and not _is_indicator(array)):
         array = array.ravel()
         if array.size == 0:
@@ -72,7 +89,7 @@ def check_Y(Y, n_samples: int | None = None, name: str = "Y") -> LabelTarget:
             raise ValueError(f"{name} contains NaN or infinite class labels")
         classes, codes = np.unique(array, return_inverse=True)
         if classes.size < 2:
-            raise ValueError(f"{name} has a single class {classes.tolist()}; a classifier needs at least two")
+            raise ValueError(f"{name} has one class {classes.tolist()}; a classifier needs at least two")
         indicator = np.zeros((array.size, classes.size), dtype=np.int8)
         indicator[np.arange(array.size), codes] = 1
         target = LabelTarget(indicator, classes)

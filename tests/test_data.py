@@ -68,6 +68,8 @@ def test_multiclass_vector_is_one_hot():
     (np.array([[1.0, np.nan]]), "NaN or infinite"),
     (np.array([[1.0, np.inf]]), "NaN or infinite"),
     (np.ones((0, 2)), "at least one sample"),
+    (np.ones((2, 0)), "0 feature"),
+    (np.array([[1 + 2j, 0]]), "complex"),
     ([["a", "b"]], "numeric array"),
 ])
 def test_bad_X_names_the_argument(X, message):
@@ -79,9 +81,11 @@ def test_bad_X_names_the_argument(X, message):
 @pytest.mark.parametrize("Y, message", [
     (np.array([[0, 2], [1, 0]]), "only 0 and 1"),
     (np.array([[0.0, np.nan]]), "NaN or infinite"),
-    (np.array([1, 1, 1]), "single class"),
+    (np.array([1, 1, 1]), "one class"),
     (np.ones((2, 2, 2)), "1-D class vector or a 2-D"),
     (np.ones((2, 0)), "at least one sample and one label"),
+    (np.array([0.5, 1.5, 2.0]), "Unknown label type: continuous"),
+    (None, "requires y to be passed"),
 ])
 def test_bad_Y_names_the_argument(Y, message):
     with pytest.raises(ValueError, match=message) as error:

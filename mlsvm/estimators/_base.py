@@ -51,9 +51,12 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         check_scalar(self.tol, "tol", low=0.0, low_open=True)
         check_scalar(self.max_iter, "max_iter", low=1, integer=True)
         X, target = check_X_Y(X, Y)
+        given = np.asarray(Y).dtype
+        self._indicator_dtype = given.str if given.kind in "biuf" else "|i1"  # predict returns Y's dtype
         gram = self._train_gram(X)
         self._set_target(target)
         self.fit_report_ = self._fit(gram, target.Y)
+        self.n_iter_ = self.fit_report_.n_iter
         return self
 
     def _set_target(self, target: LabelTarget) -> None:
@@ -94,7 +97,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         scores = self.decision_function(X)
         if self._multiclass:
             return self.classes_[np.argmax(scores, axis=1)]
-        return self._decide(scores)
+        return self._decide(scores).astype(np.dtype(self._indicator_dtype), copy=False)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
