@@ -12,7 +12,7 @@ from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.kernels import make_kernel
 from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import binary_problems
-from mlsvm.verification.registry import Check, compare
+from mlsvm.verification.registry import Check, compare, graded_on_value
 from mlsvm.verification.report import FitReport
 
 MODEL = "binary_svm"
@@ -37,9 +37,7 @@ def cvxpy_dual(problem: bsvm.BinarySVMProblem, backend: str) -> FitReport:
     value = np.clip(alpha.value, 0.0, problem.C if problem.loss == "hinge" else None)
     report = dual_report(problem, value, bsvm.bias_from_dual(problem, value, multiplier),
                          f"cvxpy-{backend}", time.perf_counter() - start)
-    if backend != "CLARABEL":
-        report.primal_objective = report.dual_objective = optimum
-    return report
+    return graded_on_value(report, optimum, backend)
 
 
 def libsvm(problem: bsvm.BinarySVMProblem) -> FitReport:

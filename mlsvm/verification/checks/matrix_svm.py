@@ -12,7 +12,7 @@ from mlsvm.formulations import matrix_svm as formulation
 from mlsvm.kernels import make_kernel
 from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
-from mlsvm.verification.registry import Check, compare
+from mlsvm.verification.registry import Check, compare, graded_on_value
 from mlsvm.verification.report import FitReport
 
 MODEL = "matrix_svm"
@@ -36,9 +36,7 @@ def cvxpy_dual_report(problem: formulation.MatrixSVMProblem, backend: str) -> Fi
     report = FitReport(formulation.primal_objective(problem, formulation.coef_from_dual(problem, value)),
                        formulation.dual_objective(problem, value), formulation.kkt_residuals(problem, value),
                        0, True, time.perf_counter() - start, f"cvxpy-{backend}")
-    if backend != "CLARABEL":
-        report.primal_objective = report.dual_objective = optimum
-    return report
+    return graded_on_value(report, optimum, backend)
 
 
 def _variants(quick: bool):

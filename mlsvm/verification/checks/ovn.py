@@ -16,7 +16,7 @@ from mlsvm.formulations import ovn
 from mlsvm.kernels import make_kernel
 from mlsvm.verification.cvxpy_tools import GroundTruthError, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
-from mlsvm.verification.registry import Check, compare
+from mlsvm.verification.registry import Check, compare, graded_on_value
 from mlsvm.verification.report import FitReport
 
 MODEL = "ovn"
@@ -37,9 +37,7 @@ def cvxpy_dual_report(problem: ovn.OvNProblem, backend: str) -> FitReport:
     report = FitReport(ovn.primal_objective(problem, A, b), ovn.dual_objective(problem, Lam, nu),
                        ovn.kkt_residuals(problem, Lam, b, nu, A=A), 0, True, time.perf_counter() - start,
                        f"cvxpy-{backend}")
-    if backend != "CLARABEL":
-        report.primal_objective = report.dual_objective = optimum
-    return report
+    return graded_on_value(report, optimum, backend)
 
 
 def _cases(quick: bool):
