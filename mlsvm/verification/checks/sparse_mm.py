@@ -11,7 +11,7 @@ from mlsvm.estimators.sparse_mm import SM3L, SMSVM, fit_report
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.greedy_sparse import greedy_sparse
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
 from mlsvm.verification.registry import Check, compare, graded_on_value
 
@@ -53,7 +53,7 @@ def checks(quick: bool) -> list[Check]:
         full = form.SparseMMProblem(gram, Y, LAM, model, None, R)
         name = f"{reference.name}/rbf/{model}{'-R' if R is not None else ''}"
 
-        for backend, solver in (("CLARABEL", "cvxpy"), ("ECOS", "cvxpy-crosscheck")):
+        for backend, solver in (("CLARABEL", "cvxpy"), (CROSSCHECK_BACKEND, "cvxpy-crosscheck")):
             found.append(Check(MODEL, name, f"dual ({backend}) vs primal, J=all", solver,
                                lambda p=full, b=backend, s=solver, n=name: compare(
                                    MODEL, n, f"dual ({b}) vs primal, J=all", s, _dual_report(p, b), _primal_value(p))))
