@@ -6,7 +6,6 @@ scikit-learn's pairwise kernels, and the ranking-pair structure (58,248 pairs).
 
 import time
 
-import numpy as np
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from mlsvm.data import ranking_pairs

@@ -185,6 +185,23 @@ class RankingPairs:
         """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F``."""
         return F[self.instance, self.relevant] - F[self.instance, self.irrelevant]
 
+    def gather_matrix(self, order: str = "C"):
+        """:meth:`gather` as a sparse ``T × nq`` matrix acting on ``vec(F)``: row t has +1 at
+        ``(i, k)`` and −1 at ``(i, l)``. ``order="C"`` indexes ``(i, k)`` as ``i·q + k``
+        (``F.ravel()``), ``order="F"`` as ``i + n·k`` (CVXPY's ``vec(F, order="F")``)."""
+        from scipy.sparse import csr_matrix
+
+        if order not in ("C", "F"):
+            raise ValueError(f"order must be 'C' or 'F'; got {order!r}")
+        n, q, T = self.n_samples, self.n_labels, self.n_pairs
+
+        def index(label):
+            return self.instance * q + label if order == "C" else self.instance + n * label
+
+        rows = np.repeat(np.arange(T), 2)
+        cols = np.column_stack([index(self.relevant), index(self.irrelevant)]).ravel()
+        return csr_matrix((np.tile([1.0, -1.0], T), (rows, cols)), shape=(T, n * q))
+
     def scatter(self, values: np.ndarray) -> np.ndarray:
         """Adjoint of :meth:`gather`: the ``(n, q)`` matrix ``Σ_t values_t c^k_t`` per instance."""
         out = np.zeros(self.n_samples * self.n_labels)

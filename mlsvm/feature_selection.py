@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.data import check_scalar, check_X_Y, ranking_pairs
@@ -60,14 +59,7 @@ def scaled_ranking_problem(X: np.ndarray, pairs, scaling: np.ndarray, C: float):
     b = cp.Variable(q)
     xi = cp.Variable(pairs.n_pairs)
     scores = X @ cp.multiply(W, scaling).T + np.ones((n, 1)) @ cp.reshape(b, (1, q), order="C")
-    # pair margin F[i,k] − F[i,l] as a sparse selection of vec(F) (column-major: index i + k·n)
-    rows = np.arange(pairs.n_pairs)
-    difference = sp.csr_matrix(
-        (np.concatenate([np.ones(pairs.n_pairs), -np.ones(pairs.n_pairs)]),
-         (np.concatenate([rows, rows]),
-          np.concatenate([pairs.instance + pairs.relevant * n, pairs.instance + pairs.irrelevant * n]))),
-        shape=(pairs.n_pairs, n * q))
-    margins = difference @ cp.vec(scores, order="F")
+    margins = pairs.gather_matrix("F") @ cp.vec(scores, order="F")  # F[i,k] − F[i,l]
     objective = 0.5 * cp.sum_squares(W) + C * (pairs.weight @ xi)
     return cp.Problem(cp.Minimize(objective), [margins >= 1 - xi, xi >= 0]), W
 

@@ -110,3 +110,13 @@ def test_Y_rows_must_match_X():
 def test_check_scalar(value, kwargs, message):
     with pytest.raises(ValueError, match=message):
         check_scalar(value, "C", **kwargs)
+
+
+@given(indicators(), st.integers(0, 2**31 - 1))
+def test_gather_matrix_is_gather_in_both_orders(Y, seed):
+    if not np.any(Y.sum(1) * (Y.shape[1] - Y.sum(1))):
+        return
+    pairs = ranking_pairs(Y)
+    F = np.random.default_rng(seed).standard_normal(Y.shape)
+    np.testing.assert_array_equal(pairs.gather_matrix("C") @ F.ravel(), pairs.gather(F))
+    np.testing.assert_array_equal(pairs.gather_matrix("F") @ F.ravel(order="F"), pairs.gather(F))

@@ -125,7 +125,7 @@ def test_large_C_approaches_the_hard_band():
     theta, mu = 0.2, 0.5
     factor = np.linalg.cholesky(gram)
     V = cp.Variable((factor.shape[1], pairs.n_labels))
-    margins = mlodm._gather_matrix(pairs) @ cp.vec(factor @ V, order="F")
+    margins = pairs.gather_matrix("F") @ cp.vec(factor @ V, order="F")
     lower, upper = margins >= 1 - theta, margins <= 1 + theta
     hard = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(V)), [lower, upper])
     hard_value = solve(hard, "CLARABEL")

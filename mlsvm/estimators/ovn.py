@@ -16,7 +16,6 @@ import numpy as np
 from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import ovn
-from mlsvm.kernels import gram_factor
 from mlsvm.solvers.equal_mass_ipm import equal_mass_ipm
 from mlsvm.solvers.mm import mm
 from mlsvm.verification.cvxpy_tools import solve

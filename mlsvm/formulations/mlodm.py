@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import RankingPairs, check_scalar
@@ -143,15 +142,6 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) ->
     return qp_residuals(_dual_operator(problem), linear, eta, lb=np.zeros(2 * T), ub=None, z_box=-gradient)
 
 
-def _gather_matrix(pairs: RankingPairs) -> sp.csr_matrix:
-    """Sparse ``T × nq`` map from ``vec(F)`` (column-major, index ``i + n·k``) to pair margins."""
-    n, T = pairs.n_samples, pairs.n_pairs
-    rows = np.concatenate([np.arange(T), np.arange(T)])
-    cols = np.concatenate([pairs.instance + n * pairs.relevant, pairs.instance + n * pairs.irrelevant])
-    values = np.concatenate([np.ones(T), -np.ones(T)])
-    return sp.csr_matrix((values, (rows, cols)), shape=(T, n * pairs.n_labels))
-
-
 def primal_problem(problem: MLODMProblem):
     """CVXPY primal (eq. 15) in the coordinates of a factor ``K = L Lᵀ`` (``φ(x_i) ↦ L_i``):
     variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``."""
@@ -160,7 +150,7 @@ def primal_problem(problem: MLODMProblem):
     V = cp.Variable((factor.shape[1], pairs.n_labels))
     xi = cp.Variable(pairs.n_pairs)
     eps = cp.Variable(pairs.n_pairs)
-    margins = _gather_matrix(pairs) @ cp.vec(factor @ V, order="F")
+    margins = pairs.gather_matrix("F") @ cp.vec(factor @ V, order="F")
     weight = pairs.weight
     objective = 0.5 * cp.sum_squares(V) + 0.5 * problem.C * (
         cp.sum(cp.multiply(weight, cp.square(xi))) + problem.mu * cp.sum(cp.multiply(weight, cp.square(eps))))
@@ -176,7 +166,7 @@ def dual_problem(problem: MLODMProblem):
     alpha = cp.Variable(pairs.n_pairs, nonneg=True)
     beta = cp.Variable(pairs.n_pairs, nonneg=True)
     # vec(B) = Gᵀ(α − β) (column-major), so Σ_k ‖w_k‖² = ‖Lᵀ B‖²_F
-    coef = cp.reshape(_gather_matrix(pairs).T @ (alpha - beta), (pairs.n_samples, pairs.n_labels), order="F")
+    coef = cp.reshape(pairs.gather_matrix("F").T @ (alpha - beta), (pairs.n_samples, pairs.n_labels), order="F")
     size = problem.pair_size
     objective = (0.5 * cp.sum_squares(factor.T @ coef)
                  + (problem.theta - 1.0) * cp.sum(alpha) + (problem.theta + 1.0) * cp.sum(beta)

@@ -93,11 +93,10 @@ def make_problem(gram, Y, C: float, *, check_psd: bool = True) -> RankSVMProblem
     pairs = ranking_pairs(Y)
     if pairs.n_samples != gram.shape[0]:
         raise ValueError(f"Y has {pairs.n_samples} rows but the Gram matrix has {gram.shape[0]}")
-    n, q, T = pairs.n_samples, pairs.n_labels, pairs.n_pairs
+    q, T = pairs.n_labels, pairs.n_pairs
+    incidence = pairs.gather_matrix("C")
     rows = np.repeat(np.arange(T), 2)
-    cols = np.column_stack([pairs.instance * q + pairs.relevant, pairs.instance * q + pairs.irrelevant]).ravel()
     signs = np.tile([1.0, -1.0], T)
-    incidence = sp.csr_matrix((signs, (rows, cols)), shape=(T, n * q))
     labels = np.column_stack([pairs.relevant, pairs.irrelevant]).ravel()
     equality = sp.csr_matrix((signs, (labels, rows)), shape=(q, T))
     return RankSVMProblem(gram, pairs, float(C), C * pairs.weight, incidence, equality, equality.T.tocsr())
@@ -215,7 +214,7 @@ def bias_from_kkt(problem: RankSVMProblem, alpha: np.ndarray, rtol: float = 1e-6
 
 # ---- KKT residuals -------------------------------------------------------------------------
 def _operators(problem: RankSVMProblem):
-    T, q = problem.n_pairs, problem.n_labels
+    T = problem.n_pairs
     hessian = LinearOperator((T, T), matvec=lambda v: problem.gather(problem.gram @ problem.scatter(np.ravel(v))),
                              dtype=np.float64)
     return hessian, problem.equality
