@@ -10,12 +10,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from mlsvm.datasets import make_multilabel
-from mlsvm.estimators.rank_binary import BinaryApproachSVM, fit_report, solve_cvxpy, solve_first_optimal
+from mlsvm.estimators.rank_binary import BinaryApproachSVM, fit_report, solve_cvxpy
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_binary as rb
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.binary_approach_mm import solve_binary_approach
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.verification.cvxpy_tools import solve, solve_first_optimal
 from mlsvm.verification.problems import multilabel_problems
 from mlsvm.verification.registry import run_check
 from mlsvm.verification.report import relative_difference

@@ -17,7 +17,7 @@ import numpy as np
 from mlsvm.data import check_scalar, check_X, to_signed
 from mlsvm.estimators._base import KernelMultilabelEstimator, check_solver
 from mlsvm.formulations import rank_binary as formulation
-from mlsvm.verification.cvxpy_tools import GroundTruthError, solve
+from mlsvm.verification.cvxpy_tools import solve_first_optimal
 from mlsvm.verification.report import FitReport
 
 __all__ = ["DECODINGS", "decode", "categorical_codes", "cr_loss", "BinaryApproachSVM",
@@ -106,21 +106,6 @@ def fit_report(problem: formulation.BinaryApproachProblem, coef, b, alpha, lam, 
 
 #: backends tried in turn by ``solver="fast"`` (the first whose status is "optimal" is used)
 FAST_BACKENDS = ("ECOS", "CLARABEL", "SCS")
-
-
-def solve_first_optimal(build, backends):
-    """Solve a fresh ``build()`` with each of ``backends`` in turn; return ``(built, value, backend)``
-    for the first that certifies "optimal" (an inaccurate status is never accepted). Raises
-    :class:`GroundTruthError` when none does."""
-    backends = (backends,) if isinstance(backends, str) else tuple(backends)
-    for backend in backends:
-        built = build()
-        problem = built[0] if isinstance(built, tuple) else built
-        try:
-            return built, solve(problem, backend), backend
-        except GroundTruthError:
-            continue
-    raise GroundTruthError(f"no CVXPY backend of {backends} solved the problem to status 'optimal'")
 
 
 def solve_cvxpy(problem: formulation.BinaryApproachProblem, backends=("ECOS",)):

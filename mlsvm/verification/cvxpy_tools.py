@@ -14,7 +14,7 @@ import cvxpy as cp
 
 from mlsvm.verification.report import relative_difference
 
-__all__ = ["REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS", "GroundTruthError", "solve", "solve_checked", "BackendAgreement"]
+__all__ = ["REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS", "GroundTruthError", "solve", "solve_first_optimal", "solve_checked", "BackendAgreement"]
 
 #: Tight settings per backend (the tolerance table of the ground truth).
 BACKENDS = {
@@ -52,13 +52,7 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
     ``options`` override the defaults.
     """
     if isinstance(solver, (tuple, list)):
-        failures = []
-        for backend in solver:
-            try:
-                return solve(problem, backend, **options)
-            except GroundTruthError as exc:
-                failures.append(str(exc))
-        raise GroundTruthError("no backend solved the problem: " + " | ".join(failures))
+        return solve_first_optimal(lambda: problem, solver, **options)[1]
     solver = solver.upper()
     if solver not in BACKENDS:
         raise ValueError(f"cvxpy_solver must be one of {sorted(BACKENDS)}; got {solver!r}")
@@ -72,6 +66,22 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
             f"CVXPY backend {solver} returned status {problem.status!r} (value {value}); "
             "only 'optimal' is accepted as ground truth")
     return float(value)
+
+
+def solve_first_optimal(build, backends, **options):
+    """Solve ``build()`` with each backend in turn (a fresh build each time: ``build`` may return
+    ``(problem, variables)``); return ``(built, value, backend)`` for the first that answers
+    ``optimal``. Raises :class:`GroundTruthError` quoting every failure when none does."""
+    backends = (backends,) if isinstance(backends, str) else tuple(backends)
+    failures = []
+    for backend in backends:
+        built = build()
+        problem = built[0] if isinstance(built, tuple) else built
+        try:
+            return built, solve(problem, backend, **options), backend
+        except GroundTruthError as exc:
+            failures.append(str(exc))
+    raise GroundTruthError(f"no CVXPY backend of {backends} solved the problem: " + " | ".join(failures))
 
 
 @dataclass(frozen=True)
