@@ -4,14 +4,16 @@ KKT, Σ_k w_k = 0, biases three ways, and the two equivalences (Weston–Watkins
 import cvxpy as cp
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_svm as rs
-from mlsvm.kernels import make_kernel
+from mlsvm.kernels import gram_factor, make_kernel
 from mlsvm.solvers.frank_wolfe import frank_wolfe
 from mlsvm.solvers.rank_svm_alm import proximal_alm
+from mlsvm.solvers.rank_svm_ipm import MAX_SYSTEM_SIZE, interior_point
 from mlsvm.verification.cvxpy_tools import solve
 from mlsvm.verification.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
@@ -91,12 +93,20 @@ def test_cvxpy_primal_equals_dual_with_kkt_and_zero_sum_weights(drawn):
     assert np.all(beta[problem.pairs.without_pairs] == 0.0)
 
 
-@given(rank_problems())
+EXACT_SOLVERS = {
+    "alm": lambda problem: proximal_alm(problem, tol=1e-8, max_iter=500),
+    # any kernel through an eigen-factor K = LLᵀ (the estimator uses X for the linear kernel)
+    "ipm": lambda problem: interior_point(problem, gram_factor(problem.gram), tol=1e-8),
+}
+
+
+@pytest.mark.parametrize("solver", sorted(EXACT_SOLVERS))
+@given(drawn=rank_problems())
 @settings(max_examples=10)
-def test_fast_solver_matches_cvxpy_with_kkt(drawn):
+def test_exact_solvers_match_cvxpy_with_kkt(solver, drawn):
     problem, X = drawn
     reference, _, _ = cvxpy_dual_solution(problem)
-    result = proximal_alm(problem, tol=1e-8, max_iter=500)
+    result = EXACT_SOLVERS[solver](problem)
     alpha, b, beta, primal, dual = objectives_at(problem, result)
     assert result.converged
     assert relative_difference(primal, reference) <= EXACT.objective
@@ -198,3 +208,40 @@ def test_two_labels_one_each_is_the_binary_c_svm():
     scores = rs.decision_function(beta, b, gram)
     svm_scores = gram @ (y * svm_alpha.value) + bsvm.bias_from_dual(svm, np.clip(svm_alpha.value, 0, 2 * C), svm_dual.constraints[-1].dual_value)
     assert np.allclose(scores[:, 0] - scores[:, 1], svm_scores, atol=1e-5)
+
+
+def test_interior_point_refuses_a_factor_of_the_wrong_shape_or_too_large_a_system():
+    X = np.random.default_rng(1).standard_normal((8, 2))
+    Y = np.eye(8, 3, dtype=int)[:, ::-1] | np.eye(8, 3, dtype=int)
+    problem = rs.make_problem(X @ X.T, Y, 1.0)
+    with pytest.raises(ValueError, match=r"factor must have shape \(8, r\)"):
+        interior_point(problem, X[:5])
+    too_wide = np.zeros((8, MAX_SYSTEM_SIZE // 3 + 1))
+    with pytest.raises(ValueError, match="use mlsvm.solvers.rank_svm_alm.proximal_alm"):
+        interior_point(problem, too_wide)
+
+
+def test_interior_point_warns_with_the_gap_when_stopped_early():
+    X = np.random.default_rng(2).standard_normal((20, 3))
+    Y = (np.random.default_rng(3).random((20, 4)) < 0.5).astype(int)
+    Y[0] = [1, 0, 0, 0]
+    problem = rs.make_problem(X @ X.T, Y, 10.0)
+    with pytest.warns(ConvergenceWarning, match=r"reached \d\.\d+e[-+]\d+, tolerance asked 1.0e-12"):
+        result = interior_point(problem, X, tol=1e-12, max_iter=3)
+    assert not result.converged and result.n_iter == 3
+
+
+def test_interior_point_two_pair_closed_form():
+    """x = (1, −1), Y = ([1, 0], [0, 1]), u = C per pair. With δ = w₁ − w₂ and c = b₁ − b₂ the
+    margins are δ + c and δ − c; the primal is min ½(w₁² + w₂²) + C(ξ₁ + ξ₂), minimised at c = 0,
+    w = (δ/2, −δ/2), value δ²/4 + 2C·max(0, 1 − δ): δ* = 1 for C > ¼, value ¼. Then
+    w₁ = α₁ + α₂ = ½ and the equality α₁ − α₂ = 0 give α* = (¼, ¼), both free (so b is determined)."""
+    X = np.array([[1.0], [-1.0]])
+    Y = np.array([[1, 0], [0, 1]])
+    problem = rs.make_problem(X @ X.T, Y, 10.0)
+    result = interior_point(problem, X, tol=1e-12)
+    beta, b = result.primal["beta"], result.primal["b"]
+    assert np.allclose(X.T @ beta, [[0.5, -0.5]], atol=1e-9)
+    assert np.allclose(b, 0.0, atol=1e-9)
+    assert np.allclose(result.dual["alpha"], 0.25, atol=1e-9)
+    assert rs.primal_objective(problem, beta, b) == pytest.approx(0.25, abs=1e-9)

@@ -96,7 +96,7 @@ def test_labels_without_any_pair_are_refused(fill):
         RankSVM().fit(X, Y)
 
 
-@pytest.mark.parametrize("solver, max_iter", [("fast", 1), ("frank-wolfe", 2)])
+@pytest.mark.parametrize("solver, max_iter", [("fast", 1), ("ipm", 2), ("alm", 1), ("frank-wolfe", 2)])
 def test_non_convergence_warns_with_the_gap_reached(solver, max_iter):
     X, Y = _awkward()
     with pytest.warns(ConvergenceWarning, match=r"reached \d\.\d+e[-+]\d+, tolerance asked"):
@@ -110,11 +110,13 @@ def test_unknown_solver_is_refused():
         RankSVM(solver="smo").fit(X, Y)
 
 
-def test_emotions_subset_fast_matches_cvxpy(datasets_dir):
+@pytest.mark.parametrize("kernel, resolved", [("linear", "ipm"), ("rbf", "alm")])
+def test_emotions_subset_fast_matches_cvxpy(datasets_dir, kernel, resolved):
     data = load_emotions()
     X = (data.X - data.X.mean(0)) / np.where(data.X.std(0) > 0, data.X.std(0), 1.0)
     X, Y = X[:120], data.Y[:120]
-    fast = RankSVM(C=1.0, kernel="rbf").fit(X, Y)
-    truth = RankSVM(C=1.0, kernel="rbf", solver="cvxpy").fit(X, Y)
+    fast = RankSVM(C=1.0, kernel=kernel).fit(X, Y)
+    assert fast.fit_report_.solver == resolved
+    truth = RankSVM(C=1.0, kernel=kernel, solver="cvxpy").fit(X, Y)
     assert relative_difference(fast.fit_report_.primal_objective, truth.fit_report_.primal_objective) <= EXACT.objective
     assert fast.fit_report_.max_kkt <= EXACT.kkt

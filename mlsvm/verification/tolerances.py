@@ -39,6 +39,8 @@ TOLERANCES = {
     ("binary_svm", "liblinear"): Tolerance(objective=1e-6, kkt=None, gap=None),
     ("rank_svm", "cvxpy"): EXACT,
     ("rank_svm", "fast"): EXACT,
+    ("rank_svm", "ipm"): EXACT,
+    ("rank_svm", "alm"): EXACT,
     ("rank_svm", "frank-wolfe"): CERTIFIED,
     ("ovn", "cvxpy"): EXACT,
     ("ovn", "fast"): EXACT,

@@ -1,5 +1,5 @@
 """Rank-SVM checks: the CVXPY primal (Clarabel) is the reference; its dual on Clarabel and OSQP (the QP cross-check),
-the exact solver ("fast") and Frank–Wolfe (within its certified gap) must reach it. Multilabel
+the two exact solvers ("ipm", "alm": what "fast" resolves to) and Frank–Wolfe (within its certified gap) must reach it. Multilabel
 problems (including the awkward label structures) and multiclass ones (Weston–Watkins case)."""
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def checks(quick: bool) -> list[Check]:
                 cache["value"] = _primal_reference(X, Y, kernel, C)
             return cache["value"]
 
-        for solver in ("cvxpy", "fast", "frank-wolfe"):
+        # "fast" resolves to "ipm" (linear kernel) or "alm": both exact solvers get their own rows
+        for solver in ("cvxpy", "ipm", "alm", "frank-wolfe"):
             formulation = "dual (CLARABEL) vs primal" if solver == "cvxpy" else "dual"
             found.append(Check(MODEL, name, formulation, solver,
                                lambda X=X, Y=Y, k=kernel, s=solver, n=name, f=formulation, t=truth:
