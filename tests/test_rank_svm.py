@@ -245,3 +245,23 @@ def test_interior_point_two_pair_closed_form():
     assert np.allclose(b, 0.0, atol=1e-9)
     assert np.allclose(result.dual["alpha"], 0.25, atol=1e-9)
     assert rs.primal_objective(problem, beta, b) == pytest.approx(0.25, abs=1e-9)
+
+
+@pytest.mark.parametrize("shift", [100.0, 1e3])
+def test_interior_point_is_invariant_to_a_feature_shift(shift):
+    """A shift of every feature is absorbed by the biases (LW + 1bᵀ with b ← b − Wᵀshift), so the
+    optimum is that of the unshifted problem. Uncentred, features around 100 (scikit-learn's
+    check_fit_idempotent data) made the reduced Newton system singular to round-off."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 3))
+    Y = (rng.random((40, 3)) < 0.4).astype(int)
+    Y[0] = [1, 0, 0]
+    reference, _, _ = cvxpy_dual_solution(rs.make_problem(X @ X.T, Y, 1.0))
+    shifted = X + shift
+    problem = rs.make_problem(shifted @ shifted.T, Y, 1.0, check_psd=False)
+    result = interior_point(problem, shifted, tol=1e-8)
+    alpha, b, _, primal, dual = objectives_at(problem, result)
+    assert result.converged
+    assert relative_difference(primal, reference) <= EXACT.objective
+    assert (primal - dual) / max(1.0, abs(primal), abs(dual)) <= EXACT.gap
+    assert max(rs.kkt_residuals(problem, alpha, b).values()) <= EXACT.kkt

@@ -24,6 +24,12 @@ symmetries used), then Cholesky-factorised once per iteration and reused by the 
 the corrector (Mehrotra). Cost per iteration ``O(nQ²r² + Q³r³ + T)``, independent of T but for
 the gathers: the reason this solver exists (T = 58,248 pairs on yeast, but ``Q(r+1) = 1456``).
 
+The solver works with the centred factor ``L − 1mᵀ`` (``m`` the mean row), which leaves Problem 10
+unchanged on its feasible set and turns the biases into ``c = b + Wᵀm`` (converted back at the
+end); near-singular systems get a small relative ridge (an inexact Newton step, still certified
+by the gap), and the tiny equality violation left at the stop is removed by a weighted
+least-norm correction before returning.
+
 Stopping rule (exact, stated, the same as :func:`mlsvm.solvers.rank_svm_alm.proximal_alm`):
 relative duality gap ``(primal(β(α), b = ν) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and**
 equality violation ``‖Aα‖∞ ≤ tol · max(1, ‖u‖∞)``. Reaching ``max_iter`` warns with the gap.
@@ -44,6 +50,8 @@ __all__ = ["interior_point", "MAX_SYSTEM_SIZE"]
 STOP_RULE = "relative duality gap and equality violation"
 #: the reduced Newton system has size Q(r+1) − 1; beyond this the ALM solver is the better choice
 MAX_SYSTEM_SIZE = 4000
+#: relative ridges tried in turn when the reduced Newton system is singular to round-off
+RIDGES = (0.0, 1e-14, 1e-12, 1e-10, 1e-8)
 #: fraction of the step to the boundary
 STEP_FRACTION = 0.995
 
@@ -89,22 +97,35 @@ class _ReducedNewton:
         system[np.flatnonzero(weight_part), np.flatnonzero(weight_part)] += 1.0
         system = system[: self.size, : self.size]
         self.inverse_d = inverse_d
-        self.cholesky = cho_factor(system, lower=True, check_finite=False)
+        # Near the optimum D⁻¹ spans many orders of magnitude, and the bias block is held up only by
+        # the pairs off their bounds: when those do not tie every label together the biases are not
+        # unique and S is singular up to round-off. A ridge of relative size RIDGES[j] on the
+        # diagonal then makes the step an inexact Newton step; the stopping rule (a duality gap)
+        # does not depend on the step being exact.
+        scale = float(np.max(np.diag(system)))
+        for ridge in RIDGES:
+            try:
+                self.cholesky = cho_factor(system + ridge * scale * np.eye(self.size) if ridge else system,
+                                           lower=True, check_finite=False)
+                return
+            except LinAlgError:
+                continue
+        raise LinAlgError(f"not positive definite even with a relative ridge of {RIDGES[-1]:g}")
 
     def _lift(self, v: np.ndarray) -> np.ndarray:
-        """``[M̃ v]``: ``vec(L̃ᵀ scatter(v))`` in label-major order, last bias dropped."""
-        return (self.extended.T @ self.problem.scatter(v)).T.ravel()[: self.size]
+        """``vec(L̃ᵀ scatter(v))`` in label-major order (Q × (r+1))."""
+        return (self.extended.T @ self.problem.scatter(v)).T
 
     def solve(self, rhs: np.ndarray, equality_residual: np.ndarray):
-        """``(Δα, Δν)`` solving ``(P + D)Δα + AᵀΔν = rhs``, ``AΔα = −Aα`` (``equality_residual = Aα``)."""
-        problem, q, width = self.problem, self.problem.n_labels, self.width
-        scaled = self.inverse_d * rhs
-        right = self._lift(scaled)
-        bias_rows = np.arange(q) * width + width - 1
-        right[bias_rows[:-1]] += equality_residual[:-1]
-        step = np.append(cho_solve(self.cholesky, right, check_finite=False), 0.0).reshape(q, width)
+        """``(Δα, Δν)`` solving ``(P + D)Δα + AᵀΔν = rhs``, ``AΔα = −Aα`` (``equality_residual = Aα``):
+        ``ΔW = Lᵀscatter(Δα)`` and ``1ᵀscatter(Δα) = −Aα`` give the right-hand side
+        ``L̃ᵀscatter(D⁻¹ rhs) + [0; Aα]``; the gauge ``Δν_Q = 0`` fixes the common shift."""
+        right = self._lift(self.inverse_d * rhs)
+        right[:, -1] += equality_residual
+        step = np.append(cho_solve(self.cholesky, right.ravel()[: self.size], check_finite=False),
+                         0.0).reshape(self.problem.n_labels, self.width)
         delta_w, delta_nu = step[:, :-1].T, step[:, -1]
-        margins = problem.gather(self.factor @ delta_w + delta_nu[None, :])
+        margins = self.problem.gather(self.factor @ delta_w + delta_nu[None, :])
         return self.inverse_d * (rhs - margins), delta_nu
 
 
@@ -114,6 +135,22 @@ def _max_step(value: np.ndarray, change: np.ndarray) -> float:
     if not np.any(shrinking):
         return 1.0
     return float(min(1.0, np.min(-value[shrinking] / change[shrinking])))
+
+
+def _restore_equalities(problem: RankSVMProblem, alpha: np.ndarray, slack: np.ndarray) -> np.ndarray:
+    """Remove the equality violation ``Aα`` left at the stop (≤ tol) by the weighted least-norm
+    correction ``Δ = −WAᵀ(AWAᵀ)⁺Aα``, ``W = diag(min(α, u − α))``: variables near a bound hardly
+    move, so ``α + Δ`` stays in the box for the tiny violations met here (clipped regardless).
+    It matters when the caller evaluates Problem 10 with the uncentred Gram matrix, where ``Aα``
+    enters multiplied by the mean feature vector (see :func:`interior_point`)."""
+    weights = np.maximum(np.minimum(alpha, slack), 0.0)
+    balance = problem.equality @ alpha
+    scaled = problem.equality.multiply(weights[None, :]).tocsr()
+    correction = -weights * problem.equality_adjoint(np.linalg.pinv((scaled @ problem.equality.T).toarray()) @ balance)
+    corrected = np.clip(alpha + correction, 0.0, problem.upper)
+    if np.max(np.abs(problem.equality @ corrected)) < np.max(np.abs(balance)):
+        return corrected
+    return np.clip(alpha, 0.0, problem.upper)
 
 
 def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 1e-8,
@@ -134,15 +171,21 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
         raise ValueError(f"factor has rank {factor.shape[1]}: the Newton system would have size {size} "
                          f"> {MAX_SYSTEM_SIZE}; use mlsvm.solvers.rank_svm_alm.proximal_alm")
     upper, T = problem.upper, problem.n_pairs
+    # Work with the centred factor L_c = L − 1mᵀ (m the mean row). On the feasible set (Σ_i β_ki = 0)
+    # L_cᵀβ = Lᵀβ, so Problem 10 is unchanged; in the primal, L_cW + 1cᵀ = LW + 1bᵀ with
+    # b = c − Wᵀm. Off the feasible set the uncentred dual carries a term ½‖m(Aα)ᵀ‖² that acts
+    # like a penalty of weight ‖m‖² on the equalities: with features around 1e4 it stalled the
+    # equality violation at 1e-2 and made the Newton system singular to round-off.
+    mean = factor.mean(axis=0)
+    factor = factor - mean
     newton = _ReducedNewton(problem, factor)
-    alpha = 0.5 * upper
+    alpha, slack = 0.5 * upper, 0.5 * upper      # slack u − α kept as its own variable (see below)
     lower_mult, upper_mult = np.ones(T), np.ones(T)
     nu = np.zeros(problem.n_labels)
     scale = max(1.0, float(np.max(upper)))
     history = {"relative_gap": [], "equality_violation": [], "mu": []}
     relative_gap, violation = np.inf, np.inf
     for iteration in range(1, max_iter + 1):
-        slack = upper - alpha
         beta = problem.scatter(alpha)
         weights = factor.T @ beta                                  # W = Lᵀβ, r × Q
         margins = problem.gather(factor @ weights + nu[None, :])   # Pα + Aᵀν
@@ -192,7 +235,10 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
         # one step length for (α, ν, z, y): the equality residual and the dual residual then
         # shrink by the same factor, and Pα + Aᵀν stays consistent with the margins
         step = STEP_FRACTION * min(primal_step, dual_step)
+        # updating s = u − α by its own step (not recomputing u − α) keeps a variable close to
+        # its upper bound strictly interior: u − α would round to 0 there
         alpha = alpha + step * d_alpha
+        slack = slack - step * d_alpha
         nu = nu + step * d_nu
         lower_mult = lower_mult + step * d_lower
         upper_mult = upper_mult + step * d_upper
@@ -200,7 +246,10 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
     stop_value = max(abs(relative_gap), violation / scale)
     if not converged:
         warn_not_converged("Rank-SVM interior point", STOP_RULE, stop_value, tol, max_iter)
-    return SolverResult(primal={"beta": problem.scatter(alpha), "b": center_biases(nu)},
+    alpha = _restore_equalities(problem, alpha, slack)
+    beta = problem.scatter(alpha)
+    biases = center_biases(nu - mean @ (factor.T @ beta))     # b = c − Wᵀm
+    return SolverResult(primal={"beta": beta, "b": biases},
                         dual={"alpha": alpha}, converged=converged, n_iter=iteration,
                         stop_value=stop_value, stop_rule=STOP_RULE,
                         solve_time=time.perf_counter() - start, history=history, solver="fast")
