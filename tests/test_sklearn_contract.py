@@ -5,7 +5,6 @@ model is listed in ``NOT_APPLICABLE`` with the reason; scikit-learn then runs it
 failure (``xfail_strict``: if it starts passing, the entry must go). Nothing is skipped silently.
 """
 
-import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mlsvm
