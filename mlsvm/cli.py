@@ -138,19 +138,12 @@ def _evaluate(args) -> int:
 
 
 def _reproduce(args) -> int:
-    from pathlib import Path
-
-    from mlsvm.reproduce import PAPERS, render_markdown, run_paper, write_report
-
     from mlsvm.progress import progress
+    from mlsvm.reproduce import PAPERS, reproduce
 
     papers = sorted(PAPERS) if args.paper == "all" else [args.paper]
     for paper in progress(papers, label="reproduce", stream=sys.stderr):
-        module, rows, seconds = run_paper(paper, quick=not args.full)
-        text = render_markdown(paper, module, rows, seconds, quick=not args.full)
-        out = Path(args.out_dir) / f"reproduce-{paper}.md"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_report(out, text)
+        out, text = reproduce(paper, args.out_dir, quick=not args.full)
         print(text)
         print(f"written to {out}")
     return 0

@@ -14,8 +14,10 @@ import numpy as np
 from scipy.sparse import issparse
 
 __all__ = [
+    "NonNumericError",
     "check_X",
     "check_Y",
+    "check_class_vector",
     "check_X_Y",
     "check_scalar",
     "to_signed",
@@ -25,16 +27,29 @@ __all__ = [
 ]
 
 
+class NonNumericError(TypeError, ValueError):
+    """An input that cannot be read as numbers. Both a ``ValueError`` (mlsvm's rule: bad input
+    raises ValueError naming the argument) and a ``TypeError`` (what numpy and scikit-learn raise
+    for, e.g., an object array holding a dict)."""
+
+
 def check_X(X, name: str = "X", n_samples: int | None = None) -> np.ndarray:
-    """Return ``X`` as a finite float64 ``(n, d)`` array, or raise ``ValueError`` naming ``name``."""
+    """Return ``X`` as a finite float64 ``(n, d)`` array, or raise ``ValueError`` naming ``name``.
+
+    Array-likes (lists, DataFrames, objects with ``__array__``) are converted with ``np.asarray``
+    first; numpy functions are only called on the converted array."""
     if issparse(X):
         raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array")
-    if np.iscomplexobj(X):
-        raise ValueError(f"{name} contains complex values; expected real numbers")
     try:
-        array = np.asarray(X, dtype=np.float64)
+        array = np.asarray(X)
+        complex_values = array.dtype.kind == "c" or (
+            array.dtype.kind == "O" and any(isinstance(value, complex) for value in array.flat))
+        if not complex_values:
+            array = array.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array of shape (n_samples, n_features); {exc}") from None
+        raise NonNumericError(f"{name} must be a numeric array of shape (n_samples, n_features); {exc}") from None
+    if complex_values:
+        raise ValueError(f"{name} contains complex values (Complex data not supported); expected real numbers")
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got an array of shape {array.shape}. "
                          "Reshape your data: X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one sample")
@@ -107,6 +122,29 @@ def check_Y(Y, n_samples: int | None = None, name: str = "Y") -> LabelTarget:
     if n_samples is not None and target.Y.shape[0] != n_samples:
         raise ValueError(f"{name} has {target.Y.shape[0]} samples but X has {n_samples}")
     return target
+
+
+def check_class_vector(y, name: str = "y"):
+    """A target that must be one class label per sample (multiclass-only models): a column vector
+    ``(n, 1)`` is raveled with a ``DataConversionWarning`` (scikit-learn's convention); any other
+    2-D target raises ``ValueError``. Returns the 1-D array (not yet validated by :func:`check_Y`)."""
+    if y is None:
+        raise ValueError(f"{name} is required: this estimator requires y to be passed, but the target y is None")
+    if issparse(y):
+        raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array")
+    array = np.asarray(y)
+    if array.ndim == 2 and array.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
+                      "of y to (n_samples, ), for example using ravel().", DataConversionWarning, stacklevel=3)
+        return array.ravel()
+    if array.ndim != 1:
+        raise ValueError(f"{name} should be a 1d array: a 1-D class vector (this model is multiclass; a "
+                         f"multilabel indicator needs a multilabel model); got shape {array.shape}")
+    return array
 
 
 def _is_indicator(array: np.ndarray) -> bool:

@@ -123,3 +123,19 @@ def test_bad_input(name, multiclass):
     fitted = _make(name).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         fitted.predict(X[:, :2])
+
+
+@pytest.mark.parametrize("name", MULTICLASS)
+def test_two_classes_follow_scikit_learns_binary_convention(name, multiclass):
+    """1-D y with two classes: decision_function is (n,), positive exactly for classes_[1];
+    a 2-D indicator with two labels keeps one column per label."""
+    X, y = multiclass
+    keep = y < 2
+    labels = np.array(["no", "yes"])[y[keep]]
+    model = _make(name).fit(X[keep], labels)
+    scores = model.decision_function(X)
+    assert scores.shape == (X.shape[0],)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[(scores > 0).astype(int)])
+    if name in MULTILABEL:
+        Y = np.column_stack([y == 0, y == 1]).astype(int)
+        assert _make(name).fit(X, Y).decision_function(X).shape == (X.shape[0], 2)

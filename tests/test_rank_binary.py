@@ -66,7 +66,7 @@ def test_primal_equals_dual_on_two_backends(n, q, kernel, C, seed, awkward):
 
 def test_cvxpy_point_is_optimal_and_dual_map_recovers_it():
     _, problem = _problem(kernel="rbf", q=4)
-    coef, b, alpha, lam, _, _ = solve_cvxpy(problem)
+    coef, b, alpha, lam, _, _, _ = solve_cvxpy(problem)
     optimum = rb.primal_objective(problem, coef, b)
     assert relative_difference(optimum, rb.dual_objective(problem, np.clip(alpha, 0, problem.box))) <= EXACT.gap
     assert max(rb.kkt_residuals(problem, coef, b, alpha, lam).values()) <= EXACT.kkt
@@ -184,7 +184,7 @@ def test_alternating_solver_is_exact_on_awkward_labels_with_lambda_zero():
     (Not exact in general — see the module — hence no verify row and not an estimator solver.)"""
     awkward = multilabel_problems()[-1]
     problem = rb.BinaryApproachProblem(make_kernel("linear")(awkward.X), awkward.Y, 1.0)
-    _, _, _, lam, _, _ = solve_cvxpy(problem, ("ECOS",))
+    _, _, _, lam, _, _, _ = solve_cvxpy(problem, ("ECOS",))
     assert np.sum(lam <= 1e-6 * lam.max()) == 2                      # the λ_k = 0 case is present
     result = solve_binary_approach(problem, tol=1e-7)
     assert result.converged and result.stop_value <= 1e-7

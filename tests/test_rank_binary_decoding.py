@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mlsvm.estimators.rank_binary import (BinaryApproachSVM, CategoricalRegressionSVM, categorical_codes,
+from mlsvm.estimators.rank_binary import (BinaryApproachSVM, CategoricalRegressionSVM, categorical_codes, decoding_cost,
                                           cr_loss, decode)
 from mlsvm.feature_selection import multiplicative_feature_selection
 from mlsvm.metrics import hamming_loss
@@ -67,6 +67,10 @@ def test_categorical_regression_estimator_on_ordered_classes():
     loss = cr_loss(y, predicted, classes=model.classes_)
     assert loss <= 0.1                      # ordered 1-D problem: mistakes are off by at most one
     assert loss < cr_loss(y, np.full_like(y, 2), classes=model.classes_)
+    # scikit-learn's multiclass convention: per-class scores = −(decoding cost (6)), argmax = predict
+    outputs = model.outputs(X)
+    np.testing.assert_array_equal(model.decision_function(X), -decoding_cost(outputs, model.codes_, "clipped"))
+    np.testing.assert_array_equal(model.classes_[np.argmax(model.decision_function(X), axis=1)], predicted)
 
 
 def test_estimator_with_allowed_codes_predicts_only_codes():
@@ -86,9 +90,9 @@ def test_categorical_regression_bad_input(kwargs, match):
 
 
 def test_categorical_regression_bad_targets():
-    with pytest.raises(ValueError, match="single class"):
+    with pytest.raises(ValueError, match="one class"):
         CategoricalRegressionSVM().fit(np.arange(4.0)[:, None], [1, 1, 1, 1])
-    with pytest.raises(ValueError, match="1-D vector"):
+    with pytest.raises(ValueError, match="1d array"):
         CategoricalRegressionSVM().fit(np.arange(4.0)[:, None], np.eye(4))
     with pytest.raises(ValueError, match="not in classes"):
         cr_loss([0, 1], [0, 7], classes=[0, 1])

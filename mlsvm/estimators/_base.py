@@ -3,7 +3,15 @@
 A model's estimator subclasses :class:`KernelMultilabelEstimator` and implements ``_fit(gram, Y)``
 (train on the Gram matrix and the {0,1} indicator, set its coefficients, return the FitReport) and
 ``_decision(gram_test)`` (scores ``(m, q)`` from the test-vs-train Gram matrix). Predictions of a
-multiclass fit are ``classes_[argmax]``; of a multilabel fit, the model's ``_decide(scores)``.
+multiclass fit are ``classes_[argmax]`` of the per-class scores; of a multilabel fit, the model's
+``_decide(scores)``.
+
+``decision_function`` follows scikit-learn: a multilabel fit (2-D indicator Y) returns ``(m, q)``;
+a multiclass fit (1-D y) returns ``(m, n_classes)``, except with two classes, where it returns the
+1-D ``s_1 − s_0`` (positive for ``classes_[1]``, and ``> 0`` exactly when ``predict`` says
+``classes_[1]``: argmax breaks ties to the first class). Multiclass-only models set
+``_single_output = True``: they accept a column vector y with a ``DataConversionWarning`` and
+reject a multilabel indicator.
 """
 
 from __future__ import annotations
@@ -12,11 +20,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from mlsvm.data import LabelTarget, check_X, check_X_Y, check_scalar
+from mlsvm.data import LabelTarget, check_class_vector, check_X, check_X_Y, check_scalar
 from mlsvm.kernels import check_gram, make_kernel
 from mlsvm.verification.report import FitReport
 
-__all__ = ["KernelMultilabelEstimator", "check_solver"]
+__all__ = ["KernelMultilabelEstimator", "check_solver", "check_n_features"]
 
 
 def check_solver(solver: str, allowed: tuple[str, ...]) -> str:
@@ -31,6 +39,8 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
 
     #: solvers the subclass accepts; the first is the default
     _solvers: tuple[str, ...] = ("fast", "cvxpy")
+    #: True for multiclass-only models (1-D y; no multilabel indicator)
+    _single_output: bool = False
 
     # ---- to implement -------------------------------------------------------------------
     def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:  # pragma: no cover - abstract
@@ -43,6 +53,10 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         """Multilabel decision from scores; default: label k iff ``f_k > 0``."""
         return (scores > 0).astype(np.int8)
 
+    def _class_scores(self, scores: np.ndarray) -> np.ndarray:
+        """Multiclass fit: per-class scores whose argmax is the prediction; default: the scores."""
+        return scores
+
     # ---- shared machinery ---------------------------------------------------------------
     def fit(self, X, Y):
         """Fit on ``X`` (n, d) — or an (n, n) Gram matrix with ``kernel="precomputed"`` — and ``Y``:
@@ -50,6 +64,8 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         check_solver(self.solver, self._solvers)
         check_scalar(self.tol, "tol", low=0.0, low_open=True)
         check_scalar(self.max_iter, "max_iter", low=1, integer=True)
+        if self._single_output:
+            Y = check_class_vector(Y, "y")
         X, target = check_X_Y(X, Y)
         given = np.asarray(Y).dtype
         self._indicator_dtype = given.str if given.kind in "biuf" else "|i1"  # predict returns Y's dtype
@@ -84,24 +100,39 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"X (precomputed) must have {self.n_features_in_} columns, one per training sample; got {gram.shape[1]}")
             return gram
         X = check_X(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}")
+        check_n_features(self, X)
         return self.kernel_(X, self.X_fit_)
 
-    def decision_function(self, X) -> np.ndarray:
-        """Scores ``f_k(x)``, shape (m, q) (one column per label or class)."""
+    def _scores(self, X) -> np.ndarray:
+        """The model's outputs ``f_k(x)``, shape (m, q) (one column per label or class)."""
         return self._decision(self._test_gram(X))
 
+    def decision_function(self, X) -> np.ndarray:
+        """Multilabel fit: the scores ``f_k(x)``, shape (m, q). Multiclass fit: per-class scores
+        (m, n_classes); with two classes the 1-D ``s_1 − s_0``, positive for ``classes_[1]``."""
+        scores = self._scores(X)
+        if not self._multiclass:
+            return scores
+        scores = self._class_scores(scores)
+        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
     def predict(self, X) -> np.ndarray:
-        """Class labels (multiclass fit: argmax of the scores) or an (m, q) {0,1} indicator."""
-        scores = self.decision_function(X)
+        """Class labels (multiclass fit: argmax of the per-class scores) or an (m, q) {0,1} indicator."""
+        scores = self._scores(X)
         if self._multiclass:
-            return self.classes_[np.argmax(scores, axis=1)]
+            return self.classes_[np.argmax(self._class_scores(scores), axis=1)]
         return self._decide(scores).astype(np.dtype(self._indicator_dtype), copy=False)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
-        tags.target_tags.multi_output = True
-        tags.classifier_tags.multi_label = True
+        tags.target_tags.multi_output = not self._single_output
+        tags.classifier_tags.multi_label = not self._single_output
         return tags
+
+
+def check_n_features(estimator, X: np.ndarray) -> None:
+    """scikit-learn's wording, which its checks look for."""
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                         f"{estimator.n_features_in_} features as input")

@@ -14,13 +14,13 @@ import time
 
 import numpy as np
 
-from mlsvm.data import check_scalar, check_X, to_signed
-from mlsvm.estimators._base import KernelMultilabelEstimator, check_solver
+from mlsvm.data import check_scalar, to_signed
+from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import rank_binary as formulation
 from mlsvm.verification.cvxpy_tools import solve_first_optimal
 from mlsvm.verification.report import FitReport
 
-__all__ = ["DECODINGS", "decode", "categorical_codes", "cr_loss", "BinaryApproachSVM",
+__all__ = ["DECODINGS", "decode", "decoding_cost", "categorical_codes", "cr_loss", "BinaryApproachSVM",
            "CategoricalRegressionSVM", "fit_report"]
 
 #: decoding rules over an allowed code set: eq. (5), eq. (6), Hamming distance of sign(f) (eq. 2)
@@ -37,28 +37,30 @@ def _check_codes(codes, n_labels: int) -> np.ndarray:
     return codes.astype(np.int8)
 
 
-def decode(scores: np.ndarray, codes: np.ndarray, decoding: str = "ahl") -> np.ndarray:
-    """Index of the chosen allowed code for every row of ``scores`` (m, Q); ``codes`` (c, Q) {0,1}.
+def decoding_cost(scores: np.ndarray, codes: np.ndarray, decoding: str = "ahl") -> np.ndarray:
+    """Cost ``(m, c)`` of every allowed code (c, Q) {0,1} for every row of ``scores`` (m, Q):
 
-    * ``"ahl"``, eq. (5): ``argmin_Y Σ_k |1 − y_k f_k|₊``;
-    * ``"clipped"``, eq. (6): ``argmin_Y Σ_k |y_k − σ(f_k)|``, σ = clip to [−1, 1]. The paper calls
-      (6) a rewriting of (5); they agree when every ``|f_k| ≤ 1`` but not in general: for
+    * ``"ahl"``, eq. (5): ``Σ_k |1 − y_k f_k|₊``;
+    * ``"clipped"``, eq. (6): ``Σ_k |y_k − σ(f_k)|``, σ = clip to [−1, 1]. The paper calls (6) a
+      rewriting of (5); they agree when every ``|f_k| ≤ 1`` but not in general: for
       ``y_k f_k < −1`` (5) charges ``1 − y_k f_k`` and (6) only 2 (tested);
-    * ``"hamming"``: ``argmin_Y |{k : y_k ≠ sign(f_k)}|`` — decoding (2), then the nearest code.
-
-    Ties go to the first code.
+    * ``"hamming"``: ``|{k : y_k ≠ sign(f_k)}|`` — decoding (2), then the nearest code.
     """
     if decoding not in DECODINGS:
         raise ValueError(f"decoding must be one of {DECODINGS}; got {decoding!r}")
     signed = to_signed(codes)                             # (c, Q)
     F = np.asarray(scores, dtype=np.float64)[:, None, :]  # (m, 1, Q)
     if decoding == "ahl":
-        cost = np.maximum(0.0, 1.0 - signed[None] * F).sum(axis=2)
-    elif decoding == "clipped":
-        cost = np.abs(signed[None] - np.clip(F, -1.0, 1.0)).sum(axis=2)
-    else:
-        cost = (np.where(F > 0, 1.0, -1.0) != signed[None]).sum(axis=2)
-    return np.argmin(cost, axis=1)
+        return np.maximum(0.0, 1.0 - signed[None] * F).sum(axis=2)
+    if decoding == "clipped":
+        return np.abs(signed[None] - np.clip(F, -1.0, 1.0)).sum(axis=2)
+    return (np.where(F > 0, 1.0, -1.0) != signed[None]).sum(axis=2)
+
+
+def decode(scores: np.ndarray, codes: np.ndarray, decoding: str = "ahl") -> np.ndarray:
+    """Index of the chosen allowed code for every row of ``scores``: the least
+    :func:`decoding_cost` (eq. (5), (6) or Hamming). Ties go to the first code."""
+    return np.argmin(decoding_cost(scores, codes, decoding), axis=1)
 
 
 def categorical_codes(n_classes: int) -> np.ndarray:
@@ -110,14 +112,16 @@ FAST_BACKENDS = ("ECOS", "CLARABEL", "SCS")
 
 def solve_cvxpy(problem: formulation.BinaryApproachProblem, backends=("ECOS",)):
     """Problem 3's CVXPY primal (first of ``backends`` to certify "optimal"):
-    ``(coef, b, alpha, lam, seconds, backend)``, multipliers from its duals."""
+    ``(coef, b, alpha, lam, seconds, backend, n_iter)``, multipliers from its duals, ``n_iter`` the
+    backend's interior-point iterations."""
     start = time.perf_counter()
-    (_, var), _, backend = solve_first_optimal(lambda: formulation.primal_problem(problem), backends)
+    (cvx, var), _, backend = solve_first_optimal(lambda: formulation.primal_problem(problem), backends)
     coef = formulation.coefficients_from_factor(var["factor"], var["V"].value)
     alpha = np.asarray(var["margin"].dual_value, dtype=np.float64)
     lam = np.array([float(np.ravel(c.dual_value)[0]) for c in var["norm"]])
     b = np.asarray(var["b"].value, dtype=np.float64)
-    return coef, b, alpha, lam, time.perf_counter() - start, backend
+    n_iter = int(cvx.solver_stats.num_iters or 0)
+    return coef, b, alpha, lam, time.perf_counter() - start, backend, n_iter
 
 
 class BinaryApproachSVM(KernelMultilabelEstimator):
@@ -157,8 +161,8 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
         self._check_params(Y.shape[1])
         problem = formulation.BinaryApproachProblem(gram, Y, float(self.C))
         backends = FAST_BACKENDS if self.solver == "fast" else (self.cvxpy_solver,)
-        coef, b, alpha, lam, seconds, backend = solve_cvxpy(problem, backends)
-        report = fit_report(problem, coef, b, alpha, lam, solver=self.solver, n_iter=0,
+        coef, b, alpha, lam, seconds, backend, n_iter = solve_cvxpy(problem, backends)
+        report = fit_report(problem, coef, b, alpha, lam, solver=self.solver, n_iter=n_iter,
                             converged=True, solve_time=seconds, stop_rule=f"CVXPY {backend} optimal")
         self.dual_coef_, self.intercept_, self.alpha_, self.label_weights_ = coef, b, alpha, lam
         return report
@@ -175,7 +179,13 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
 class CategoricalRegressionSVM(BinaryApproachSVM):
     """Categorical regression (E&W §5): ordered classes ``classes_`` (sorted distinct values of
     ``y``), class i coded by (7), trained as the binary approach, predicted by (6) over the Q codes.
-    ``decision_function`` returns the Q real outputs ``f_k``; :func:`cr_loss` scores predictions."""
+
+    :meth:`outputs` returns the Q real outputs ``f_k``. ``decision_function`` follows scikit-learn's
+    multiclass convention: per class, minus its decoding cost (6), ``−Σ_k |y_k − σ(f_k)|``, so the
+    argmax is the prediction (ties to the first class, as the decoding); with two classes the 1-D
+    difference, which is ``2σ(f_2)``. :func:`cr_loss` scores predictions."""
+
+    _single_output = True
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast",
                  tol=1e-7, max_iter=200, random_state=None, cvxpy_solver="ECOS"):
@@ -185,25 +195,13 @@ class CategoricalRegressionSVM(BinaryApproachSVM):
         check_scalar(self.C, "C", low=0.0, low_open=True)
         self.codes_ = categorical_codes(n_labels)
 
-    def fit(self, X, y):
-        """Fit on ``X`` (n, d) (or a Gram matrix with ``kernel="precomputed"``) and a 1-D ``y`` of
-        ordered class values (at least two distinct)."""
-        check_solver(self.solver, self._solvers)
-        check_scalar(self.tol, "tol", low=0.0, low_open=True)
-        check_scalar(self.max_iter, "max_iter", low=1, integer=True)
-        X = check_X(X, "X")
-        y = np.asarray(y)
-        if y.ndim != 1 or y.size != X.shape[0]:
-            raise ValueError(f"y must be a 1-D vector of {X.shape[0]} ordered class values; got shape {y.shape}")
-        classes, index = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError(f"y has a single class {classes.tolist()}; categorical regression needs at least two")
-        codes = categorical_codes(classes.size)
-        gram = self._train_gram(X)
-        self.classes_, self.n_labels_, self._multiclass = classes, classes.size, False
-        self.fit_report_ = self._fit(gram, codes[index])
-        return self
+    def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:
+        """``Y``: the one-hot indicator of the ordered classes; trained on their codes (7)."""
+        return super()._fit(gram, categorical_codes(Y.shape[1])[np.argmax(Y, axis=1)])
 
-    def predict(self, X) -> np.ndarray:
-        """Class values: the code (7) nearest to the outputs by eq. (6)."""
-        return self.classes_[decode(self.decision_function(X), self.codes_, "clipped")]
+    def outputs(self, X) -> np.ndarray:
+        """The Q real outputs ``f_k(x)`` of the binary approach, shape (m, Q)."""
+        return self._scores(X)
+
+    def _class_scores(self, scores: np.ndarray) -> np.ndarray:
+        return -decoding_cost(scores, self.codes_, "clipped")

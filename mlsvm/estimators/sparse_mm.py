@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from mlsvm.data import check_scalar, check_X
-from mlsvm.estimators._base import KernelMultilabelEstimator
+from mlsvm.estimators._base import KernelMultilabelEstimator, check_n_features
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.solvers.greedy_sparse import greedy_sparse
 from mlsvm.verification.cvxpy_tools import solve
@@ -80,14 +80,13 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
     def _decision(self, gram_test):
         return gram_test[:, self.basis_indices_] @ self.coef_
 
-    def decision_function(self, X) -> np.ndarray:
+    def _scores(self, X) -> np.ndarray:
         """Scores ``f_r(x) = Σ_{j∈J} α_jr k(x_j, x)``: only the |J| basis points are evaluated."""
         if self.kernel == "precomputed":  # the caller's (m, n) Gram matrix; _decision keeps J's columns
-            return super().decision_function(X)
+            return super()._scores(X)
         check_is_fitted(self, "fit_report_")
         X = check_X(X, "X", n_samples=None)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}")
+        check_n_features(self, X)
         return self.kernel_(X, self.X_fit_[self.basis_indices_]) @ self.coef_
 
 
@@ -96,6 +95,7 @@ class SMSVM(_SparseMaxMargin):
     ``w_r = Σ_{j∈J} α_jr φ(x_j)``. ``y`` is a 1-D class vector; ``predict`` is the argmax."""
 
     _model = "smsvm"
+    _single_output = True  # y is one class per sample; SM3L is the multilabel model
 
     def __init__(self, lam=1.0, d_max=None, kappa=25, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  solver="fast", tol=1e-14, max_iter=1000, random_state=None, min_rel_decrease=1e-3,
@@ -104,12 +104,6 @@ class SMSVM(_SparseMaxMargin):
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
         self.solver, self.tol, self.max_iter, self.random_state = solver, tol, max_iter, random_state
         self.min_rel_decrease, self.cvxpy_solver = min_rel_decrease, cvxpy_solver
-
-    def fit(self, X, y):
-        if np.ndim(y) != 1:
-            raise ValueError(f"SMSVM is multiclass: y must be a 1-D class vector; got shape {np.shape(y)} "
-                             "(use SM3L for a multilabel indicator)")
-        return super().fit(X, y)
 
 
 class SM3L(_SparseMaxMargin):

@@ -4,6 +4,8 @@ markdown report — our number, the paper's, the difference, and the settings us
 Each paper has a module here defining ``TITLE``, ``PROTOCOL`` (what the paper did and what we do
 instead, with every setting the paper leaves out and the choice we made) and
 ``experiments(quick) -> list[Row]``. ``quick`` runs a reduced protocol (stated in the report).
+:func:`reproduce` runs one paper and writes ``reproduce-PAPER.md`` with its figures
+(:mod:`mlsvm.reproduce.figures`) as PNGs beside it, linked by relative path.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from sklearn.pipeline import make_pipeline
 from mlsvm.metrics import all_metrics
 from mlsvm.persistence import atomic_write
 
-__all__ = ["PAPERS", "Row", "run_paper", "render_markdown", "write_report", "evaluate_split", "evaluate_cv"]
+__all__ = ["PAPERS", "Row", "run_paper", "render_markdown", "write_report", "reproduce", "evaluate_split",
+           "evaluate_cv"]
 
 PAPERS = {
     "rank-svm": "mlsvm.reproduce.rank_svm",
@@ -90,7 +93,8 @@ def _cell(value) -> str:
     return "–" if value is None else f"{value:.4f}"
 
 
-def render_markdown(paper: str, module, rows: list[Row], seconds: float, quick: bool) -> str:
+def render_markdown(paper: str, module, rows: list[Row], seconds: float, quick: bool, figures: str = "") -> str:
+    """The report; ``figures``: a markdown section appended after the results (see :func:`reproduce`)."""
     from mlsvm import __version__
 
     lines = [f"# Reproduction: {module.TITLE}", "",
@@ -103,9 +107,29 @@ def render_markdown(paper: str, module, rows: list[Row], seconds: float, quick: 
     for row in rows:
         lines.append(f"| {row.experiment} | {row.metric} | {_cell(row.ours)} | {_cell(row.paper)} | "
                      f"{_cell(row.difference)} | {row.settings} |")
+    if figures:
+        lines += ["", figures.strip()]
     return "\n".join(lines) + "\n"
 
 
 def write_report(path, text: str) -> None:
     """Write the report atomically (temporary name, then rename)."""
     atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def reproduce(paper: str, out_dir, quick: bool = True):
+    """Run ``paper``'s experiments, write its figures (PNG, when matplotlib is installed) and then
+    ``out_dir/reproduce-PAPER.md`` linking them; every file is written atomically.
+    Returns ``(path, text)``."""
+    from pathlib import Path
+
+    from mlsvm.reproduce.figures import write_figures
+
+    module, rows, seconds = run_paper(paper, quick=quick)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = write_figures(paper, out_dir)
+    text = render_markdown(paper, module, rows, seconds, quick=quick, figures=figures)
+    path = out_dir / f"reproduce-{paper}.md"
+    write_report(path, text)
+    return path, text

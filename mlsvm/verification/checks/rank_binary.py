@@ -29,7 +29,7 @@ CROSSCHECK = ("ECOS", "SCS", "CLARABEL")
 
 def cvxpy_report(problem: formulation.BinaryApproachProblem, backend=REFERENCE) -> FitReport:
     """The CVXPY primal's point and multipliers, graded by the formulation's numpy functions."""
-    coef, b, alpha, lam, seconds, used = solve_cvxpy(problem, backend)
+    coef, b, alpha, lam, seconds, used, _ = solve_cvxpy(problem, backend)
     return fit_report(problem, coef, b, alpha, lam, solver=f"cvxpy-{used}", n_iter=0,
                       converged=True, solve_time=seconds)
 
