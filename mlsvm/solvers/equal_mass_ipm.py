@@ -14,7 +14,10 @@ Algorithm: Mehrotra predictor–corrector primal–dual interior point method. E
 once by Cholesky (T × T; or, when ``Q = ZZᵀ`` with Z of p < T columns, the p × p Woodbury matrix
 ``I + Zᵀdiag(·)⁻¹Z``) and reuses the factor for the predictor and the corrector; the equal-mass rows
 and ν are eliminated through a (K+1) × (K+1) Schur system, so the equality is kept exactly in
-every Newton step (no penalty, no projection).
+every Newton step (no penalty, no projection). Woodbury solves carry ``1/diag``, which spans many
+decades near the optimum: each gets iterative refinement until its residual is ≤ 1e-13 relative
+(at most 3 steps; the residual is the check), and only a solve that stays above 1e-9, or a
+Woodbury matrix that loses definiteness, moves the IPM to the dense T × T system.
 
 Stop rule (stated, absolute on scaled quantities): stop when the complementarity gap
 ``(λᵀz_l + (β−λ)ᵀz_u) / (1 + |objective|)`` and the ∞-norms of the stationarity residual (scaled
@@ -35,9 +38,12 @@ from mlsvm.solvers.result import SolverResult, warn_not_converged
 __all__ = ["equal_mass_ipm"]
 
 STOP_RULE = "IPM: max(scaled complementarity gap, scaled residuals)"
-#: largest residual accepted from a Woodbury solve of H·HE = Eᵀ, relative to 1 + the largest term
-#: of H·HE, before the IPM switches to the dense Newton system
+#: largest residual accepted from a Woodbury solve of H·x = rhs, relative to 1 + the largest term
+#: of H·x, before the IPM switches to the dense Newton system
 WOODBURY_CHECK = 1e-9
+#: iterative refinement of a Woodbury solve: at most this many steps, stopping at this relative residual
+REFINEMENT_STEPS = 3
+REFINEMENT_TARGET = 1e-13
 
 
 def _max_step(value: np.ndarray, direction: np.ndarray) -> float:
@@ -48,7 +54,9 @@ def _max_step(value: np.ndarray, direction: np.ndarray) -> float:
 
 
 class _DenseSystem:
-    """``H = Q + diag(d)`` factored by Cholesky (T × T)."""
+    """``H = Q + diag(d)`` factored by Cholesky (T × T); its solves need no refinement."""
+
+    refine = False
 
     def __init__(self, Q):
         self.Q = Q
@@ -62,13 +70,15 @@ class _DenseSystem:
     def factor(self, d):
         self._factor = cho_factor(self.Q + np.diag(d), lower=True, check_finite=False)
 
-    def solve(self, rhs):
+    def apply_inverse(self, rhs):
         return cho_solve(self._factor, rhs, check_finite=False)
 
 
 class _LowRankSystem:
     """``H = ZZᵀ + diag(d)`` with ``Z`` (T × p), p < T, solved by Woodbury through the p × p
     matrix ``I + Zᵀ diag(1/d) Z`` (one Cholesky per iteration)."""
+
+    refine = True
 
     def __init__(self, Z):
         self.Z = Z
@@ -90,7 +100,7 @@ class _LowRankSystem:
         capacitance[np.diag_indices_from(capacitance)] += 1.0
         self._factor = cho_factor(capacitance, lower=True, check_finite=False)
 
-    def solve(self, rhs):
+    def apply_inverse(self, rhs):
         first = self._inverse_d[:, None] * rhs if rhs.ndim == 2 else self._inverse_d * rhs
         return first - self._scaled @ cho_solve(self._factor, self.Z.T @ first, check_finite=False)
 
@@ -98,33 +108,42 @@ class _LowRankSystem:
 class _KroneckerSystem:
     """``Q_ts = (RRᵀ)_{k_t k_s} ⟨f_{i_t}, f_{i_s}⟩``, i.e. ``Q = ZZᵀ`` with rows
     ``z_t = kron(R[k_t], f_{i_t})`` (p = K'·d columns), never formed: Woodbury through
-    ``I + Σ_k kron(R_kᵀR_k, F_kᵀ diag(1/d_k) F_k)`` costs ``T·d² + (K'd)³/3`` per iteration."""
+    ``I + Σ_k kron(R_kᵀR_k, F_kᵀ diag(1/d_k) F_k)`` costs ``T·d² + (K'd)³/3`` per iteration. The
+    Woodbury matrix is assembled by one contraction of the K outer products ``R_kᵀR_k`` with the K
+    weighted Gram blocks (no Kronecker products formed); groups stored contiguously are sliced."""
+
+    refine = True
 
     def __init__(self, root, features, sample, groups):
-        self.root, self.groups = root, groups
-        self.members = [np.flatnonzero(groups == k) for k in range(root.shape[0])]
+        self.root, self.size = root, groups.size
+        if np.all(np.diff(groups) >= 0):  # contiguous groups (OvN's memberships): views, not copies
+            bounds = np.searchsorted(groups, np.arange(root.shape[0] + 1))
+            self.members = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        else:
+            self.members = [np.flatnonzero(groups == k) for k in range(root.shape[0])]
         self.blocks = [features[sample[rows]] for rows in self.members]
         self.shape = (root.shape[1], features.shape[1])
+        self.outer = root[:, :, None] * root[:, None, :]  # R_kᵀR_k, (K, K', K')
 
     def _transpose_times(self, v):  # Zᵀv as a (K', d, m) array for v of shape (T, m)
-        out = np.zeros((*self.shape, v.shape[1]))
-        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            out += self.root[k][:, None, None] * (block.T @ v[rows])[None]
-        return out
+        products = np.stack([block.T @ v[rows] for rows, block in zip(self.members, self.blocks)])
+        return np.tensordot(self.root, products, axes=(0, 0))
 
     def _times(self, u):  # Z u for u of shape (K', d, m)
-        out = np.empty((self.groups.size, u.shape[2]))
+        mixed = np.tensordot(self.root, u, axes=(1, 0))  # (K, d, m)
+        out = np.empty((self.size, u.shape[2]))
         for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            out[rows] = block @ np.tensordot(self.root[k], u, axes=(0, 0))
+            out[rows] = block @ mixed[k]
         return out
 
     def matvec(self, v):
-        return self._times(self._transpose_times(v[:, None]))[:, 0]
+        columns = v.reshape(v.shape[0], -1)
+        return self._times(self._transpose_times(columns)).reshape(v.shape)
 
     def dense(self):
-        Z = np.empty((self.groups.size, self.shape[0] * self.shape[1]))
+        Z = np.empty((self.size, self.shape[0] * self.shape[1]))
         for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            Z[rows] = (self.root[k][None, :, None] * block[:, None, :]).reshape(rows.size, -1)
+            Z[rows] = (self.root[k][None, :, None] * block[:, None, :]).reshape(block.shape[0], -1)
         return _DenseSystem(Z @ Z.T)
 
     def largest_diagonal(self):
@@ -134,26 +153,46 @@ class _KroneckerSystem:
 
     def factor(self, d):
         self._inverse_d = 1.0 / d
+        root_d = np.sqrt(self._inverse_d)
+        weighted = [block * root_d[rows][:, None] for rows, block in zip(self.members, self.blocks)]
+        grams = np.stack([w.T @ w for w in weighted])                        # (K, d, d)
         p = self.shape[0] * self.shape[1]
-        capacitance = np.eye(p)
-        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            weighted = block * np.sqrt(self._inverse_d[rows])[:, None]
-            capacitance += np.kron(np.outer(self.root[k], self.root[k]), weighted.T @ weighted)
+        capacitance = np.tensordot(self.outer, grams, axes=(0, 0)).transpose(0, 2, 1, 3).reshape(p, p)
+        capacitance[np.diag_indices(p)] += 1.0
         self._factor = cho_factor(capacitance, lower=True, check_finite=False)
 
-    def _woodbury(self, columns):
+    def apply_inverse(self, rhs):
+        columns = rhs.reshape(rhs.shape[0], -1)
         first = self._inverse_d[:, None] * columns
         projected = self._transpose_times(first)
         correction = cho_solve(self._factor, projected.reshape(-1, columns.shape[1]), check_finite=False)
-        return first - self._inverse_d[:, None] * self._times(correction.reshape(projected.shape))
+        return (first - self._inverse_d[:, None] * self._times(correction.reshape(projected.shape))).reshape(rhs.shape)
 
-    def solve(self, rhs):
-        columns = rhs.reshape(rhs.shape[0], -1)
-        solution = self._woodbury(columns)
-        # one step of iterative refinement: Woodbury loses digits when 1/d spans many decades
-        residual = columns - self._times(self._transpose_times(solution)) - solution / self._inverse_d[:, None]
-        solution = solution + self._woodbury(residual)
-        return solution.reshape(rhs.shape)
+
+def _solve(system, d, rhs):
+    """``H⁻¹ rhs`` with ``H = Q + diag(d)``. Woodbury carries ``1/d``, which spans many decades near
+    the optimum: its solutions get iterative refinement until the residual is ≤ ``REFINEMENT_TARGET``
+    relative to 1 + the largest term of ``Qx`` and ``d·x`` (at most ``REFINEMENT_STEPS`` steps).
+    Returns the solution and whether its residual met ``WOODBURY_CHECK``."""
+    solution = system.apply_inverse(rhs)
+    if not system.refine:
+        return solution, True
+    shaped = d[:, None] if rhs.ndim == 2 else d
+    for step in range(REFINEMENT_STEPS + 1):
+        Qx = system.matvec(solution)
+        residual = rhs - Qx - shaped * solution
+        relative = np.max(np.abs(residual)) / (1.0 + max(np.max(np.abs(Qx)), np.max(np.abs(shaped * solution))))
+        if relative <= REFINEMENT_TARGET or step == REFINEMENT_STEPS:
+            break
+        solution = solution + system.apply_inverse(residual)
+    return solution, relative <= WOODBURY_CHECK
+
+
+def _dense_system(system, d, E):
+    """Switch a Woodbury system that lost accuracy (or definiteness) to the dense Newton matrix."""
+    dense = system.dense()
+    dense.factor(d)
+    return dense, dense.apply_inverse(E.T)
 
 
 def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
@@ -207,29 +246,26 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
         barrier = z_low / lam + z_up / upper
         try:
             system.factor(barrier)
-            HE = system.solve(E.T)
-            # Woodbury carries 1/barrier, which spans many decades near the optimum: check the solve
-            QHE = np.column_stack([system.matvec(column) for column in HE.T])
-            terms = 1.0 + max(np.max(np.abs(QHE)), np.max(np.abs(barrier[:, None] * HE)))
-            check = np.max(np.abs(QHE + barrier[:, None] * HE - E.T)) / terms
-            accurate = isinstance(system, _DenseSystem) or check <= WOODBURY_CHECK
+            HE, accurate = _solve(system, barrier, E.T)
         except LinAlgError:
-            if isinstance(system, _DenseSystem):
+            if not system.refine:
                 raise
             accurate = False
         if not accurate:  # continue with the dense T × T system (always positive definite)
-            system = system.dense()
-            system.factor(barrier)
-            HE = system.solve(E.T)
-        schur = np.zeros((K + 1, K + 1))
-        schur[:K, :K] = E @ HE
-        schur[:K, K] = 1.0
-        schur[K, :K] = -1.0
-        schur[K, K] = nu_weight
+            system, HE = _dense_system(system, barrier, E)
 
         def newton(r_low, r_up):
+            nonlocal system, HE
             g = -r_dual + r_low / lam - r_up / upper
-            Hg = system.solve(g)
+            Hg, accurate = _solve(system, barrier, g)
+            if not accurate:
+                system, HE = _dense_system(system, barrier, E)
+                Hg = _solve(system, barrier, g)[0]
+            schur = np.zeros((K + 1, K + 1))
+            schur[:K, :K] = E @ HE
+            schur[:K, K] = 1.0
+            schur[K, :K] = -1.0
+            schur[K, K] = nu_weight
             solution = np.linalg.solve(schur, np.append(E @ Hg + r_mass, -r_nu))
             d_y, d_nu = solution[:K], solution[K]
             d_lam = Hg - HE @ d_y
