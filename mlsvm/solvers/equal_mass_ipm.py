@@ -12,7 +12,8 @@ free). For OvN the multipliers ``y`` of the equal-mass rows are exactly the bias
 Algorithm: Mehrotra predictor–corrector primal–dual interior point method. Each iteration forms
 ``H = Q + diag(z_l/λ + z_u/(β − λ))`` (positive definite: the barrier terms are > 0), factors it
 once by Cholesky (T × T; or, when ``Q = ZZᵀ`` with Z of p < T columns, the p × p Woodbury matrix
-``I + Zᵀdiag(·)⁻¹Z``) and reuses the factor for the predictor and the corrector; the equal-mass rows
+``I + Zᵀdiag(·)⁻¹Z``; or, for OvN's linear kernel, K + 1 Cholesky factorizations of d × d, see
+:class:`_CoupledClassSystem`) and reuses the factor for the predictor and the corrector; the equal-mass rows
 and ν are eliminated through a (K+1) × (K+1) Schur system, so the equality is kept exactly in
 every Newton step (no penalty, no projection). Woodbury solves carry ``1/diag``, which spans many
 decades near the optimum: each gets iterative refinement until its residual is ≤ 1e-13 relative
@@ -32,6 +33,7 @@ import time
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrs as potrs
 
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
@@ -105,68 +107,82 @@ class _LowRankSystem:
         return first - self._scaled @ cho_solve(self._factor, self.Z.T @ first, check_finite=False)
 
 
-class _KroneckerSystem:
-    """``Q_ts = (RRᵀ)_{k_t k_s} ⟨f_{i_t}, f_{i_s}⟩``, i.e. ``Q = ZZᵀ`` with rows
-    ``z_t = kron(R[k_t], f_{i_t})`` (p = K'·d columns), never formed: Woodbury through
-    ``I + Σ_k kron(R_kᵀR_k, F_kᵀ diag(1/d_k) F_k)`` costs ``T·d² + (K'd)³/3`` per iteration. The
-    Woodbury matrix is assembled by one contraction of the K outer products ``R_kᵀR_k`` with the K
-    weighted Gram blocks (no Kronecker products formed); groups stored contiguously are sliced."""
+class _CoupledClassSystem:
+    """``Q_ts = (s₀[k_t = k_s] + s₁) ⟨f_{i_t}, f_{i_s}⟩``, the OvN dual with ``S = s₀I + s₁11ᵀ``
+    (``M⁻¹`` for soft w, the centring matrix for hard w): ``Q = s₀F̃F̃ᵀ + s₁GGᵀ`` with ``F̃`` the
+    T × Kd block-diagonal matrix of the class blocks ``F_k`` (rows ``f_{i_t}``) and ``G = F̃(1 ⊗ I_d)``.
+    Two nested Woodbury steps invert ``H = D + Q`` with d × d factorizations only:
+
+    * ``A = D + s₀F̃F̃ᵀ``: ``A⁻¹ = D⁻¹ − D⁻¹F̃ B⁻¹ F̃ᵀD⁻¹``, ``B = blockdiag(B_k)``,
+      ``B_k = I/s₀ + W_k``, ``W_k = F_kᵀD_k⁻¹F_k`` (K Cholesky factorizations of d × d);
+    * ``H = A + s₁GGᵀ``: ``H⁻¹ = A⁻¹ − A⁻¹G N⁻¹ GᵀA⁻¹``, ``N = I/s₁ + GᵀA⁻¹G``. Since
+      ``F̃ᵀD⁻¹G`` stacks the ``W_k`` and ``W_k − W_kB_k⁻¹W_k = (I − B_k⁻¹/s₀)/s₀``,
+      ``(A⁻¹G)_k = D_k⁻¹F_kB_k⁻¹/s₀`` and ``N = (1/s₁ + K/s₀)I − Σ_k B_k⁻¹/s₀²``, formed without
+      cancellation (the bracket is 0 for hard w and −(1−α)²/α for soft w). ``N`` is definite with
+      the sign of ``s₁`` because H ≻ 0; skipped when ``s₁ = 0`` (α = 0).
+
+    Per iteration ``T·d² + K·d³`` flops instead of ``(Kd)³/3`` for the Kronecker Woodbury matrix."""
 
     refine = True
 
-    def __init__(self, root, features, sample, groups):
-        self.root, self.size = root, groups.size
+    def __init__(self, s0, s1, features, sample, groups):
+        self.s0, self.s1, self.groups = float(s0), float(s1), groups
+        K = int(groups.max()) + 1
         if np.all(np.diff(groups) >= 0):  # contiguous groups (OvN's memberships): views, not copies
-            bounds = np.searchsorted(groups, np.arange(root.shape[0] + 1))
+            bounds = np.searchsorted(groups, np.arange(K + 1))
             self.members = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         else:
-            self.members = [np.flatnonzero(groups == k) for k in range(root.shape[0])]
-        self.blocks = [features[sample[rows]] for rows in self.members]
-        self.shape = (root.shape[1], features.shape[1])
-        self.outer = root[:, :, None] * root[:, None, :]  # R_kᵀR_k, (K, K', K')
+            self.members = [np.flatnonzero(groups == k) for k in range(K)]
+        self.rows = features[sample]
+        self.blocks = [self.rows[rows] for rows in self.members]
 
-    def _transpose_times(self, v):  # Zᵀv as a (K', d, m) array for v of shape (T, m)
-        products = np.stack([block.T @ v[rows] for rows, block in zip(self.members, self.blocks)])
-        return np.tensordot(self.root, products, axes=(0, 0))
+    def _project(self, v):  # F_kᵀ v_k, (K, d, m)
+        return np.stack([block.T @ v[rows] for rows, block in zip(self.members, self.blocks)])
 
-    def _times(self, u):  # Z u for u of shape (K', d, m)
-        mixed = np.tensordot(self.root, u, axes=(1, 0))  # (K, d, m)
-        out = np.empty((self.size, u.shape[2]))
-        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            out[rows] = block @ mixed[k]
+    def _expand(self, coefficients):  # rows F_k c_k, (T, m)
+        out = np.empty((self.groups.size, coefficients.shape[2]))
+        for rows, block, c in zip(self.members, self.blocks, coefficients):
+            out[rows] = block @ c
         return out
 
     def matvec(self, v):
-        columns = v.reshape(v.shape[0], -1)
-        return self._times(self._transpose_times(columns)).reshape(v.shape)
+        projected = self._project(v.reshape(v.shape[0], -1))
+        return self._expand(self.s0 * projected + self.s1 * projected.sum(axis=0)).reshape(v.shape)
 
     def dense(self):
-        Z = np.empty((self.size, self.shape[0] * self.shape[1]))
-        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            Z[rows] = (self.root[k][None, :, None] * block[:, None, :]).reshape(block.shape[0], -1)
-        return _DenseSystem(Z @ Z.T)
+        coupling = self.s0 * (self.groups[:, None] == self.groups[None, :]) + self.s1
+        return _DenseSystem(coupling * (self.rows @ self.rows.T))
 
     def largest_diagonal(self):
-        norms = np.concatenate([np.einsum("ij,ij->i", block, block) * (self.root[k] @ self.root[k])
-                                for k, block in enumerate(self.blocks)])
-        return float(norms.max())
+        return (self.s0 + self.s1) * float(np.max(np.einsum("ij,ij->i", self.rows, self.rows)))
 
     def factor(self, d):
         self._inverse_d = 1.0 / d
         root_d = np.sqrt(self._inverse_d)
-        weighted = [block * root_d[rows][:, None] for rows, block in zip(self.members, self.blocks)]
-        grams = np.stack([w.T @ w for w in weighted])                        # (K, d, d)
-        p = self.shape[0] * self.shape[1]
-        capacitance = np.tensordot(self.outer, grams, axes=(0, 0)).transpose(0, 2, 1, 3).reshape(p, p)
-        capacitance[np.diag_indices(p)] += 1.0
-        self._factor = cho_factor(capacitance, lower=True, check_finite=False)
+        identity = np.eye(self.rows.shape[1])
+        self._factors = []
+        for rows, block in zip(self.members, self.blocks):
+            weighted = block * root_d[rows][:, None]
+            self._factors.append(cho_factor(weighted.T @ weighted + identity / self.s0, lower=True, check_finite=False))
+        if self.s1 != 0.0:
+            inverse_sum = sum(cho_solve(factor, identity, check_finite=False) for factor in self._factors)
+            N = (1.0 / self.s1 + len(self.blocks) / self.s0) * identity - inverse_sum / self.s0 ** 2
+            self._sign = 1.0 if self.s1 > 0 else -1.0
+            self._N = cho_factor(self._sign * 0.5 * (N + N.T), lower=True, check_finite=False)
+
+    def _block_solve(self, right):  # B_k⁻¹ right_k by the Cholesky factors (backward stable; LAPACK
+        # potrs directly: scipy's cho_solve wrapper costs more than these d × d solves)
+        return np.stack([potrs(factor, r, lower=True)[0] for (factor, _), r in zip(self._factors, right)])
 
     def apply_inverse(self, rhs):
         columns = rhs.reshape(rhs.shape[0], -1)
         first = self._inverse_d[:, None] * columns
-        projected = self._transpose_times(first)
-        correction = cho_solve(self._factor, projected.reshape(-1, columns.shape[1]), check_finite=False)
-        return (first - self._inverse_d[:, None] * self._times(correction.reshape(projected.shape))).reshape(rhs.shape)
+        projected = self._project(first)                              # F_kᵀ D_k⁻¹ v_k
+        if self.s1 != 0.0:  # B_k⁻¹(P_k + c/s₀) with c = N⁻¹ Σ_j B_j⁻¹P_j / s₀
+            c = self._sign * cho_solve(self._N, self._block_solve(projected).sum(axis=0) / self.s0, check_finite=False)
+            projected = projected + c / self.s0
+        coefficients = self._block_solve(projected)
+        return (first - self._inverse_d[:, None] * self._expand(coefficients)).reshape(rhs.shape)
 
 
 def _solve(system, d, rhs):
@@ -197,19 +213,20 @@ def _dense_system(system, d, E):
 
 def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
                    tol: float = 1e-9, max_iter: int = 100, Q_factor: np.ndarray | None = None,
-                   Q_kronecker: tuple | None = None) -> SolverResult:
+                   Q_coupled: tuple | None = None) -> SolverResult:
     """Solve the equal-mass box QP above. ``groups[t]`` is the group of variable t; every group
     must be non-empty (OvN: a class without members has the closed-form optimum of
     :func:`mlsvm.formulations.ovn.empty_class_solution`). Returns primal ``{"lambda", "nu"}`` and
     dual ``{"y"}`` (the equal-mass multipliers).
 
-    ``Q_factor`` (T × p, ``Q = Q_factor Q_factorᵀ``) may replace ``Q`` when p < T (OvN with a
-    linear kernel: p = K·d): each Newton system is then solved by Woodbury in p dimensions.
-    ``Q_kronecker = (R, F, sample)`` gives the same Z implicitly (rows ``kron(R[groups[t]], F[sample[t]])``)
-    and builds the Woodbury matrix block by block, without forming Z."""
+    ``Q_factor`` (T × p, ``Q = Q_factor Q_factorᵀ``) may replace ``Q`` when p < T: each Newton
+    system is then solved by Woodbury in p dimensions. ``Q_coupled = (s₀, s₁, F, sample)`` gives
+    ``Q_ts = (s₀[groups[t] = groups[s]] + s₁)⟨F[sample[t]], F[sample[s]]⟩`` (OvN with a linear
+    kernel, ``S = s₀I + s₁11ᵀ``, s₀ > 0), never formed: two nested Woodbury steps with d × d
+    factorizations (:class:`_CoupledClassSystem`)."""
     start = time.perf_counter()
-    if Q_kronecker is not None:
-        system = _KroneckerSystem(*Q_kronecker, groups)
+    if Q_coupled is not None:
+        system = _CoupledClassSystem(*Q_coupled, groups)
     else:
         system = _DenseSystem(Q) if Q_factor is None else _LowRankSystem(Q_factor)
     T, K = groups.size, n_groups
