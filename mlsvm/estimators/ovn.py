@@ -39,7 +39,9 @@ class OvNSVM(KernelMultilabelEstimator):
     (``+ gamma_b (Σb)²`` for ``b_constraint="soft"``), ``M = (1−α)I + α11ᵀ`` for
     ``w_constraint="soft"``; ``Σ_k w_k = 0`` for ``"hard"``; ``Σ_k b_k = 0`` for hard b.
     ``alpha`` is in the canonical scaling: the paper's Appendix-A α is ``2·alpha``.
-    ``epsilon`` is the MM floor on ``z`` (``solver="mm"`` only).
+    ``epsilon`` is the MM floor on ``z`` (``solver="mm"`` only; MM ends within ``β·epsilon·T/4`` of
+    the optimum, and its safeguard may lower the floor below ``epsilon`` so that the true objective
+    never increases: :mod:`mlsvm.solvers.mm`).
     """
 
     _solvers = ("fast", "mm", "cvxpy")
