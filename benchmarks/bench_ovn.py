@@ -82,9 +82,11 @@ def speed(with_mm: bool = True) -> None:
                 print(f"{kernel:7} {'mm':8} not within {target:.0e} after {result.n_iter} iterations "
                       f"(reached {distance.min():.1e}, {result.solve_time:.1f} s)")
         smoothed_rise = max(np.diff(result.history["smoothed_objective"]).max(), 0.0)
+        steps = np.asarray(result.history["step"])
         print(f"{'':7} mm: {result.n_iter} iterations, {per_iteration * 1e3:.1f} ms each; largest rise of the true "
-              f"objective {max(increases.max(), 0.0):.1e}, of F_eps {smoothed_rise:.1e} "
-              f"(largest smoothing excess {max(result.history['smoothing_excess']):.1e})")
+              f"objective {max(increases.max(), 0.0):.1e}, of F_eps {smoothed_rise:.1e}; safeguard: "
+              f"{int(np.sum((steps > 0) & (steps < 1)))} partial steps, {int(np.sum(steps == 0))} floor reductions "
+              f"(final floor {result.history['epsilon'][-1]:.0e})")
 
 
 def _cv_scores(make, X, Y, multiclass: bool):

@@ -113,3 +113,17 @@ def test_refuses_non_convex_alpha_and_bad_hyperparameters():
         ovn.OvNProblem(gram, Y, b_constraint="soft", gamma_b=0.0)
     with pytest.raises(ValueError, match="w_constraint"):
         ovn.OvNProblem(gram, Y, w_constraint="medium")
+
+
+@pytest.mark.parametrize("w_constraint", ovn.CONSTRAINTS)
+@pytest.mark.parametrize("K", [1, 2, 5])
+def test_dual_metric_coefficients_reproduce_S(w_constraint, K):
+    """The fast solver's nested Woodbury relies on S = s₀I + s₁11ᵀ with the closed forms stated."""
+    alpha = 0.3
+    problem = ovn.OvNProblem(np.eye(3), np.ones((3, K), dtype=np.int8), alpha=alpha, w_constraint=w_constraint)
+    s0, s1 = ovn.dual_metric_coefficients(problem)
+    np.testing.assert_allclose(s0 * np.eye(K) + s1, problem.dual_metric, atol=1e-14)
+    if w_constraint == "soft" and K > 1:
+        np.testing.assert_allclose([s0, s1], [1 / (1 - alpha), -alpha / ((1 - alpha) * (1 - alpha + K * alpha))])
+    elif w_constraint == "hard" and K > 1:
+        np.testing.assert_allclose([s0, s1], [1.0, -1.0 / K])

@@ -39,7 +39,9 @@ class OvNSVM(KernelMultilabelEstimator):
     (``+ gamma_b (Σb)²`` for ``b_constraint="soft"``), ``M = (1−α)I + α11ᵀ`` for
     ``w_constraint="soft"``; ``Σ_k w_k = 0`` for ``"hard"``; ``Σ_k b_k = 0`` for hard b.
     ``alpha`` is in the canonical scaling: the paper's Appendix-A α is ``2·alpha``.
-    ``epsilon`` is the MM floor on ``z`` (``solver="mm"`` only).
+    ``epsilon`` is the MM floor on ``z`` (``solver="mm"`` only; MM ends within ``β·epsilon·T/4`` of
+    the optimum, and its safeguard may lower the floor below ``epsilon`` so that the true objective
+    never increases: :mod:`mlsvm.solvers.mm`).
     """
 
     _solvers = ("fast", "mm", "cvxpy")
@@ -116,13 +118,14 @@ class OvNSVM(KernelMultilabelEstimator):
         T = sample.size
         nu_weight = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0
         features = problem.features
-        if features is not None and problem.n_classes * features.shape[1] < T:
-            # linear kernel, K·d < T: Woodbury Newton systems on the Kronecker structure S ⊗ XXᵀ
-            Q, kronecker = None, (ovn.dual_metric_root(problem), features, sample)
+        s0, s1 = ovn.dual_metric_coefficients(problem)
+        if features is not None and problem.n_classes * features.shape[1] < T and s0 > 0:
+            # linear kernel, K·d < T: Newton systems by nested Woodbury on Q = (s₀I + s₁11ᵀ) ⊗ XXᵀ
+            Q, coupled = None, (s0, s1, features, sample)
         else:
-            Q, kronecker = ovn.dual_qp(problem)["P"][:T, :T], None
+            Q, coupled = ovn.dual_qp(problem)["P"][:T, :T], None
         result = equal_mass_ipm(Q, cls, problem.n_classes, problem.beta, nu_weight, tol=self.tol,
-                                max_iter=self.max_iter, Q_kronecker=kronecker)
+                                max_iter=self.max_iter, Q_coupled=coupled)
         Lam = np.zeros(problem.Y.shape)
         Lam[sample, cls] = result.primal["lambda"]
         b = result.dual["y"]

@@ -57,7 +57,7 @@ from mlsvm.verification.residuals import qp_residuals
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "primal_problem", "dual_problem", "primal_objective",
            "smoothed_primal_objective", "dual_objective", "coefficients_from_dual",
-           "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_quadratic_factor", "kkt_residuals",
+           "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_metric_coefficients", "dual_quadratic_factor", "kkt_residuals",
            "alpha_interval"]
 
 CONSTRAINTS = ("soft", "hard")
@@ -269,6 +269,14 @@ def dual_metric_root(problem: OvNProblem) -> np.ndarray:
     centring matrix of hard w is singular)."""
     eigenvalues, vectors = np.linalg.eigh(problem.dual_metric)
     return vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
+
+
+def dual_metric_coefficients(problem: OvNProblem) -> tuple[float, float]:
+    """``(s₀, s₁)`` with ``S = s₀I + s₁11ᵀ``: soft w ``s₀ = 1/(1−α)``, ``s₁ = −α/((1−α)(1−α+Kα))``
+    (``M⁻¹``); hard w ``s₀ = 1``, ``s₁ = −1/K`` (the centring matrix; K = 1: ``S = 0``)."""
+    S = problem.dual_metric
+    s1 = float(S[0, 1]) if S.shape[0] > 1 else 0.0
+    return float(S[0, 0]) - s1, s1
 
 
 def dual_quadratic_factor(problem: OvNProblem) -> np.ndarray | None:

@@ -12,9 +12,13 @@ free). For OvN the multipliers ``y`` of the equal-mass rows are exactly the bias
 Algorithm: Mehrotra predictor–corrector primal–dual interior point method. Each iteration forms
 ``H = Q + diag(z_l/λ + z_u/(β − λ))`` (positive definite: the barrier terms are > 0), factors it
 once by Cholesky (T × T; or, when ``Q = ZZᵀ`` with Z of p < T columns, the p × p Woodbury matrix
-``I + Zᵀdiag(·)⁻¹Z``) and reuses the factor for the predictor and the corrector; the equal-mass rows
+``I + Zᵀdiag(·)⁻¹Z``; or, for OvN's linear kernel, K + 1 Cholesky factorizations of d × d, see
+:class:`_CoupledClassSystem`) and reuses the factor for the predictor and the corrector; the equal-mass rows
 and ν are eliminated through a (K+1) × (K+1) Schur system, so the equality is kept exactly in
-every Newton step (no penalty, no projection).
+every Newton step (no penalty, no projection). Woodbury solves carry ``1/diag``, which spans many
+decades near the optimum: each gets iterative refinement until its residual is ≤ 1e-13 relative
+(at most 3 steps; the residual is the check), and only a solve that stays above 1e-9, or a
+Woodbury matrix that loses definiteness, moves the IPM to the dense T × T system.
 
 Stop rule (stated, absolute on scaled quantities): stop when the complementarity gap
 ``(λᵀz_l + (β−λ)ᵀz_u) / (1 + |objective|)`` and the ∞-norms of the stationarity residual (scaled
@@ -29,15 +33,19 @@ import time
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrs as potrs
 
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["equal_mass_ipm"]
 
 STOP_RULE = "IPM: max(scaled complementarity gap, scaled residuals)"
-#: largest residual accepted from a Woodbury solve of H·HE = Eᵀ, relative to 1 + the largest term
-#: of H·HE, before the IPM switches to the dense Newton system
+#: largest residual accepted from a Woodbury solve of H·x = rhs, relative to 1 + the largest term
+#: of H·x, before the IPM switches to the dense Newton system
 WOODBURY_CHECK = 1e-9
+#: iterative refinement of a Woodbury solve: at most this many steps, stopping at this relative residual
+REFINEMENT_STEPS = 3
+REFINEMENT_TARGET = 1e-13
 
 
 def _max_step(value: np.ndarray, direction: np.ndarray) -> float:
@@ -48,7 +56,9 @@ def _max_step(value: np.ndarray, direction: np.ndarray) -> float:
 
 
 class _DenseSystem:
-    """``H = Q + diag(d)`` factored by Cholesky (T × T)."""
+    """``H = Q + diag(d)`` factored by Cholesky (T × T); its solves need no refinement."""
+
+    refine = False
 
     def __init__(self, Q):
         self.Q = Q
@@ -62,13 +72,15 @@ class _DenseSystem:
     def factor(self, d):
         self._factor = cho_factor(self.Q + np.diag(d), lower=True, check_finite=False)
 
-    def solve(self, rhs):
+    def apply_inverse(self, rhs):
         return cho_solve(self._factor, rhs, check_finite=False)
 
 
 class _LowRankSystem:
     """``H = ZZᵀ + diag(d)`` with ``Z`` (T × p), p < T, solved by Woodbury through the p × p
     matrix ``I + Zᵀ diag(1/d) Z`` (one Cholesky per iteration)."""
+
+    refine = True
 
     def __init__(self, Z):
         self.Z = Z
@@ -90,87 +102,131 @@ class _LowRankSystem:
         capacitance[np.diag_indices_from(capacitance)] += 1.0
         self._factor = cho_factor(capacitance, lower=True, check_finite=False)
 
-    def solve(self, rhs):
+    def apply_inverse(self, rhs):
         first = self._inverse_d[:, None] * rhs if rhs.ndim == 2 else self._inverse_d * rhs
         return first - self._scaled @ cho_solve(self._factor, self.Z.T @ first, check_finite=False)
 
 
-class _KroneckerSystem:
-    """``Q_ts = (RRᵀ)_{k_t k_s} ⟨f_{i_t}, f_{i_s}⟩``, i.e. ``Q = ZZᵀ`` with rows
-    ``z_t = kron(R[k_t], f_{i_t})`` (p = K'·d columns), never formed: Woodbury through
-    ``I + Σ_k kron(R_kᵀR_k, F_kᵀ diag(1/d_k) F_k)`` costs ``T·d² + (K'd)³/3`` per iteration."""
+class _CoupledClassSystem:
+    """``Q_ts = (s₀[k_t = k_s] + s₁) ⟨f_{i_t}, f_{i_s}⟩``, the OvN dual with ``S = s₀I + s₁11ᵀ``
+    (``M⁻¹`` for soft w, the centring matrix for hard w): ``Q = s₀F̃F̃ᵀ + s₁GGᵀ`` with ``F̃`` the
+    T × Kd block-diagonal matrix of the class blocks ``F_k`` (rows ``f_{i_t}``) and ``G = F̃(1 ⊗ I_d)``.
+    Two nested Woodbury steps invert ``H = D + Q`` with d × d factorizations only:
 
-    def __init__(self, root, features, sample, groups):
-        self.root, self.groups = root, groups
-        self.members = [np.flatnonzero(groups == k) for k in range(root.shape[0])]
-        self.blocks = [features[sample[rows]] for rows in self.members]
-        self.shape = (root.shape[1], features.shape[1])
+    * ``A = D + s₀F̃F̃ᵀ``: ``A⁻¹ = D⁻¹ − D⁻¹F̃ B⁻¹ F̃ᵀD⁻¹``, ``B = blockdiag(B_k)``,
+      ``B_k = I/s₀ + W_k``, ``W_k = F_kᵀD_k⁻¹F_k`` (K Cholesky factorizations of d × d);
+    * ``H = A + s₁GGᵀ``: ``H⁻¹ = A⁻¹ − A⁻¹G N⁻¹ GᵀA⁻¹``, ``N = I/s₁ + GᵀA⁻¹G``. Since
+      ``F̃ᵀD⁻¹G`` stacks the ``W_k`` and ``W_k − W_kB_k⁻¹W_k = (I − B_k⁻¹/s₀)/s₀``,
+      ``(A⁻¹G)_k = D_k⁻¹F_kB_k⁻¹/s₀`` and ``N = (1/s₁ + K/s₀)I − Σ_k B_k⁻¹/s₀²``, formed without
+      cancellation (the bracket is 0 for hard w and −(1−α)²/α for soft w). ``N`` is definite with
+      the sign of ``s₁`` because H ≻ 0; skipped when ``s₁ = 0`` (α = 0).
 
-    def _transpose_times(self, v):  # Zᵀv as a (K', d, m) array for v of shape (T, m)
-        out = np.zeros((*self.shape, v.shape[1]))
-        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            out += self.root[k][:, None, None] * (block.T @ v[rows])[None]
-        return out
+    Per iteration ``T·d² + K·d³`` flops instead of ``(Kd)³/3`` for the Kronecker Woodbury matrix."""
 
-    def _times(self, u):  # Z u for u of shape (K', d, m)
-        out = np.empty((self.groups.size, u.shape[2]))
-        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            out[rows] = block @ np.tensordot(self.root[k], u, axes=(0, 0))
+    refine = True
+
+    def __init__(self, s0, s1, features, sample, groups):
+        self.s0, self.s1, self.groups = float(s0), float(s1), groups
+        K = int(groups.max()) + 1
+        if np.all(np.diff(groups) >= 0):  # contiguous groups (OvN's memberships): views, not copies
+            bounds = np.searchsorted(groups, np.arange(K + 1))
+            self.members = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        else:
+            self.members = [np.flatnonzero(groups == k) for k in range(K)]
+        self.rows = features[sample]
+        self.blocks = [self.rows[rows] for rows in self.members]
+
+    def _project(self, v):  # F_kᵀ v_k, (K, d, m)
+        return np.stack([block.T @ v[rows] for rows, block in zip(self.members, self.blocks)])
+
+    def _expand(self, coefficients):  # rows F_k c_k, (T, m)
+        out = np.empty((self.groups.size, coefficients.shape[2]))
+        for rows, block, c in zip(self.members, self.blocks, coefficients):
+            out[rows] = block @ c
         return out
 
     def matvec(self, v):
-        return self._times(self._transpose_times(v[:, None]))[:, 0]
+        projected = self._project(v.reshape(v.shape[0], -1))
+        return self._expand(self.s0 * projected + self.s1 * projected.sum(axis=0)).reshape(v.shape)
 
     def dense(self):
-        Z = np.empty((self.groups.size, self.shape[0] * self.shape[1]))
-        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            Z[rows] = (self.root[k][None, :, None] * block[:, None, :]).reshape(rows.size, -1)
-        return _DenseSystem(Z @ Z.T)
+        coupling = self.s0 * (self.groups[:, None] == self.groups[None, :]) + self.s1
+        return _DenseSystem(coupling * (self.rows @ self.rows.T))
 
     def largest_diagonal(self):
-        norms = np.concatenate([np.einsum("ij,ij->i", block, block) * (self.root[k] @ self.root[k])
-                                for k, block in enumerate(self.blocks)])
-        return float(norms.max())
+        return (self.s0 + self.s1) * float(np.max(np.einsum("ij,ij->i", self.rows, self.rows)))
 
     def factor(self, d):
         self._inverse_d = 1.0 / d
-        p = self.shape[0] * self.shape[1]
-        capacitance = np.eye(p)
-        for k, (rows, block) in enumerate(zip(self.members, self.blocks)):
-            weighted = block * np.sqrt(self._inverse_d[rows])[:, None]
-            capacitance += np.kron(np.outer(self.root[k], self.root[k]), weighted.T @ weighted)
-        self._factor = cho_factor(capacitance, lower=True, check_finite=False)
+        root_d = np.sqrt(self._inverse_d)
+        identity = np.eye(self.rows.shape[1])
+        self._factors = []
+        for rows, block in zip(self.members, self.blocks):
+            weighted = block * root_d[rows][:, None]
+            self._factors.append(cho_factor(weighted.T @ weighted + identity / self.s0, lower=True, check_finite=False))
+        if self.s1 != 0.0:
+            inverse_sum = sum(cho_solve(factor, identity, check_finite=False) for factor in self._factors)
+            N = (1.0 / self.s1 + len(self.blocks) / self.s0) * identity - inverse_sum / self.s0 ** 2
+            self._sign = 1.0 if self.s1 > 0 else -1.0
+            self._N = cho_factor(self._sign * 0.5 * (N + N.T), lower=True, check_finite=False)
 
-    def _woodbury(self, columns):
-        first = self._inverse_d[:, None] * columns
-        projected = self._transpose_times(first)
-        correction = cho_solve(self._factor, projected.reshape(-1, columns.shape[1]), check_finite=False)
-        return first - self._inverse_d[:, None] * self._times(correction.reshape(projected.shape))
+    def _block_solve(self, right):  # B_k⁻¹ right_k by the Cholesky factors (backward stable; LAPACK
+        # potrs directly: scipy's cho_solve wrapper costs more than these d × d solves)
+        return np.stack([potrs(factor, r, lower=True)[0] for (factor, _), r in zip(self._factors, right)])
 
-    def solve(self, rhs):
+    def apply_inverse(self, rhs):
         columns = rhs.reshape(rhs.shape[0], -1)
-        solution = self._woodbury(columns)
-        # one step of iterative refinement: Woodbury loses digits when 1/d spans many decades
-        residual = columns - self._times(self._transpose_times(solution)) - solution / self._inverse_d[:, None]
-        solution = solution + self._woodbury(residual)
-        return solution.reshape(rhs.shape)
+        first = self._inverse_d[:, None] * columns
+        projected = self._project(first)                              # F_kᵀ D_k⁻¹ v_k
+        if self.s1 != 0.0:  # B_k⁻¹(P_k + c/s₀) with c = N⁻¹ Σ_j B_j⁻¹P_j / s₀
+            c = self._sign * cho_solve(self._N, self._block_solve(projected).sum(axis=0) / self.s0, check_finite=False)
+            projected = projected + c / self.s0
+        coefficients = self._block_solve(projected)
+        return (first - self._inverse_d[:, None] * self._expand(coefficients)).reshape(rhs.shape)
+
+
+def _solve(system, d, rhs):
+    """``H⁻¹ rhs`` with ``H = Q + diag(d)``. Woodbury carries ``1/d``, which spans many decades near
+    the optimum: its solutions get iterative refinement until the residual is ≤ ``REFINEMENT_TARGET``
+    relative to 1 + the largest term of ``Qx`` and ``d·x`` (at most ``REFINEMENT_STEPS`` steps).
+    Returns the solution and whether its residual met ``WOODBURY_CHECK``."""
+    solution = system.apply_inverse(rhs)
+    if not system.refine:
+        return solution, True
+    shaped = d[:, None] if rhs.ndim == 2 else d
+    for step in range(REFINEMENT_STEPS + 1):
+        Qx = system.matvec(solution)
+        residual = rhs - Qx - shaped * solution
+        relative = np.max(np.abs(residual)) / (1.0 + max(np.max(np.abs(Qx)), np.max(np.abs(shaped * solution))))
+        if relative <= REFINEMENT_TARGET or step == REFINEMENT_STEPS:
+            break
+        solution = solution + system.apply_inverse(residual)
+    return solution, relative <= WOODBURY_CHECK
+
+
+def _dense_system(system, d, E):
+    """Switch a Woodbury system that lost accuracy (or definiteness) to the dense Newton matrix."""
+    dense = system.dense()
+    dense.factor(d)
+    return dense, dense.apply_inverse(E.T)
 
 
 def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
                    tol: float = 1e-9, max_iter: int = 100, Q_factor: np.ndarray | None = None,
-                   Q_kronecker: tuple | None = None) -> SolverResult:
+                   Q_coupled: tuple | None = None) -> SolverResult:
     """Solve the equal-mass box QP above. ``groups[t]`` is the group of variable t; every group
     must be non-empty (OvN: a class without members has the closed-form optimum of
     :func:`mlsvm.formulations.ovn.empty_class_solution`). Returns primal ``{"lambda", "nu"}`` and
     dual ``{"y"}`` (the equal-mass multipliers).
 
-    ``Q_factor`` (T × p, ``Q = Q_factor Q_factorᵀ``) may replace ``Q`` when p < T (OvN with a
-    linear kernel: p = K·d): each Newton system is then solved by Woodbury in p dimensions.
-    ``Q_kronecker = (R, F, sample)`` gives the same Z implicitly (rows ``kron(R[groups[t]], F[sample[t]])``)
-    and builds the Woodbury matrix block by block, without forming Z."""
+    ``Q_factor`` (T × p, ``Q = Q_factor Q_factorᵀ``) may replace ``Q`` when p < T: each Newton
+    system is then solved by Woodbury in p dimensions. ``Q_coupled = (s₀, s₁, F, sample)`` gives
+    ``Q_ts = (s₀[groups[t] = groups[s]] + s₁)⟨F[sample[t]], F[sample[s]]⟩`` (OvN with a linear
+    kernel, ``S = s₀I + s₁11ᵀ``, s₀ > 0), never formed: two nested Woodbury steps with d × d
+    factorizations (:class:`_CoupledClassSystem`)."""
     start = time.perf_counter()
-    if Q_kronecker is not None:
-        system = _KroneckerSystem(*Q_kronecker, groups)
+    if Q_coupled is not None:
+        system = _CoupledClassSystem(*Q_coupled, groups)
     else:
         system = _DenseSystem(Q) if Q_factor is None else _LowRankSystem(Q_factor)
     T, K = groups.size, n_groups
@@ -207,29 +263,26 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
         barrier = z_low / lam + z_up / upper
         try:
             system.factor(barrier)
-            HE = system.solve(E.T)
-            # Woodbury carries 1/barrier, which spans many decades near the optimum: check the solve
-            QHE = np.column_stack([system.matvec(column) for column in HE.T])
-            terms = 1.0 + max(np.max(np.abs(QHE)), np.max(np.abs(barrier[:, None] * HE)))
-            check = np.max(np.abs(QHE + barrier[:, None] * HE - E.T)) / terms
-            accurate = isinstance(system, _DenseSystem) or check <= WOODBURY_CHECK
+            HE, accurate = _solve(system, barrier, E.T)
         except LinAlgError:
-            if isinstance(system, _DenseSystem):
+            if not system.refine:
                 raise
             accurate = False
         if not accurate:  # continue with the dense T × T system (always positive definite)
-            system = system.dense()
-            system.factor(barrier)
-            HE = system.solve(E.T)
-        schur = np.zeros((K + 1, K + 1))
-        schur[:K, :K] = E @ HE
-        schur[:K, K] = 1.0
-        schur[K, :K] = -1.0
-        schur[K, K] = nu_weight
+            system, HE = _dense_system(system, barrier, E)
 
         def newton(r_low, r_up):
+            nonlocal system, HE
             g = -r_dual + r_low / lam - r_up / upper
-            Hg = system.solve(g)
+            Hg, accurate = _solve(system, barrier, g)
+            if not accurate:
+                system, HE = _dense_system(system, barrier, E)
+                Hg = _solve(system, barrier, g)[0]
+            schur = np.zeros((K + 1, K + 1))
+            schur[:K, :K] = E @ HE
+            schur[:K, K] = 1.0
+            schur[K, :K] = -1.0
+            schur[K, K] = nu_weight
             solution = np.linalg.solve(schur, np.append(E @ Hg + r_mass, -r_nu))
             d_y, d_nu = solution[:K], solution[K]
             d_lam = Hg - HE @ d_y

@@ -12,12 +12,35 @@ Appendix A's Hessian ``D̃ + (α/2)D̃₀ + βX̃`` is this one at App-A scaling
 Majorizer (eq. 9, [10]): ``[1 − u]₊ ≤ (1 − u + z)²/(4z)`` for every ``z > 0``, touching at
 ``z = |1 − u|``; eq. 13 floors ``z ← max(|1 − u|, ε)``. With the floor the majorizer touches
 ``h_ε(1 − u) = min_{z≥ε}(1 − u + z)²/(4z)`` (the hinge with a quadratic piece on ``|1 − u| < ε``),
-so MM is an exact MM for the smoothed objective ``F_ε`` (hinge → h_ε): ``F_ε`` never increases
-(``F_ε(x⁺) ≤ g(x⁺; z) ≤ g(x; z) = F_ε(x)``), and its minimizer ``x_ε`` satisfies
-``F* ≤ F(x_ε) ≤ F_ε(x_ε) ≤ F_ε(x*) ≤ F* + βε·N_ε/4 ≤ F* + βεT/4`` (``N_ε`` memberships with
-``|1 − u*| < ε``, ``T`` all memberships). The history records both ``F`` (the true objective) and
-``F_ε``. The true ``F`` can rise by at most ``β/4·Σ_{|1−u|<ε}(ε − |1−u|)²/ε`` in one step (the
-gap ``F_ε − F`` at the previous iterate), which is recorded too as ``smoothing_excess``.
+so Algorithm 1 is an exact MM for the smoothed objective ``F_ε`` (hinge → h_ε): ``F_ε(x⁺) ≤
+g(x⁺; z) ≤ g(x; z) = F_ε(x)``, but the true ``F`` can rise by up to the excess ``F_ε(x) − F(x)``
+(a quadratic touching the hinge at ``|1 − u| = δ`` needs curvature ``1/(4δ)``, which the floor caps).
+
+Safeguarded step (so that the true ``F`` never increases). With ``d = x⁺ − x`` the MM step:
+
+1. ``F(x⁺) ≤ F(x)``: take it (Algorithm 1 unchanged; the usual case).
+2. Otherwise ``φ(t) = F(x + t d)`` on ``[0, 1]`` is a quadratic plus hinges, convex and piecewise
+   quadratic; :func:`~mlsvm.solvers.piecewise_quadratic.hinge_segment_search` gives its minimiser
+   ``t_min`` and ``t_level = max{t : φ(t) ≤ φ(0)}`` exactly. Take ``t = (t_min + t_level)/2``, else
+   ``t_min``, the first whose computed ``F`` is ≤ ``F(x)`` (``t = 0`` is always admissible).
+3. No ``t > 0`` lowers F (MM's direction is an ascent direction of F; measured: the common case of
+   a rise): stay at x and divide the floor by 10 (ε-continuation), down to ``ε·CONTINUATION_FLOOR``.
+
+Hence ``F`` never increases: every accepted point's computed ``F`` is ≤ the previous one (the
+comparison is made on the very values recorded in ``history["objective"]``). ``F_ε`` (at the
+floor in force) never increases either: a full step is MM; a partial one by convexity,
+``F_ε(x + td) ≤ (1−t)F_ε(x) + tF_ε(x⁺) ≤ F_ε(x)``; and ``F_ε' ≤ F_ε`` pointwise for ``ε' < ε``.
+Continuation ends in exact arithmetic: once the floor is below every ``|1 − u_i|`` (none 0) the
+majorizer touches F itself at x and step 1 applies. A stall at the last floor stops with a
+``ConvergenceWarning``. Bound on where MM stops (the floor ``ε_f ≤ ε`` in force at the end; MM
+converges to the minimizer ``x_f`` of ``F_{ε_f}``)::
+
+    F* ≤ F(x_f) ≤ F_{ε_f}(x_f) ≤ F_{ε_f}(x*) ≤ F* + β ε_f N_f / 4 ≤ F* + β ε T / 4
+
+(``N_f`` memberships with ``|1 − u*| < ε_f``, ``T`` all memberships); continuation only tightens it.
+The history records ``objective`` (F), ``smoothed_objective`` (F at the floor in force),
+``smoothing_excess`` (their difference), ``step`` (1, the safeguarded t, or 0) and ``epsilon``
+(the floor in force).
 
 Each iteration minimizes the majorizer: one symmetric KKT system in ``ṽ_k = (v_k, b_k)``::
 
@@ -29,7 +52,10 @@ Cholesky factorization of each ``C_k`` ((r+1)², K of them) and one (r+1)-dimens
 for the common multiplier ``π`` (``C_k ṽ_k + π = g_k``), instead of a dense ``K(r+1)`` solve.
 A ``C_k`` that is not positive definite raises ``ValueError`` (the Hessian must be PD, App. A).
 
-Stop rule: relative decrease of ``F_ε`` between iterations, ``(F_ε⁻ − F_ε)/max(1, |F_ε|) ≤ tol``.
+Stop rule: the relative decrease of ``F_ε`` (floor in force) that the MM step makes,
+``(F_ε(x) − F_ε(x⁺))/max(1, |F_ε(x)|) ≤ tol`` (whether or not the safeguard takes the step; for
+full steps this is the decrease between iterations). ``max_iter`` or a stall at the last floor
+warns with the value reached.
 """
 
 from __future__ import annotations
@@ -39,11 +65,14 @@ import time
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from mlsvm.solvers.piecewise_quadratic import hinge_segment_search
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["mm"]
 
 STOP_RULE = "relative decrease of the smoothed objective F_eps"
+#: ε-continuation goes down to ε·CONTINUATION_FLOOR (six decades; on the tests' problems it used ≤ 4)
+CONTINUATION_FLOOR = 1e-6
 
 
 def _check_hessian(alpha: float, n_classes: int, w_constraint: str) -> None:
@@ -58,12 +87,49 @@ def _check_hessian(alpha: float, n_classes: int, w_constraint: str) -> None:
             "in the paper's Appendix-A scaling the bound is on 2α). The problem is unbounded below.")
 
 
+def _majorizer_step(V, b, augmented, z, beta, regularizer_diagonal, coupling, hard, alpha, floor):
+    """``x⁺ − x`` for the minimizer ``x⁺`` of the majorizer built with weights ``z`` (the KKT system
+    of the module docstring). The correction is computed from the residual of the majorizer's
+    stationarity at the current x (small near convergence), not from scratch: with z → ε the blocks
+    carry weights β/(2ε) and a direct solve would lose the digits that monotonicity needs."""
+    r, K = V.shape
+    current = np.vstack([V, b[None, :]])                 # ṽ_k as columns, (r+1) × K
+    coupling_term = coupling * current.sum(axis=1)       # Ω s on the soft coordinates
+    factors, residuals, h, Z = [], [], np.zeros(r + 1), np.zeros((r + 1, r + 1))
+    for k in range(K):
+        weight = beta / (2.0 * z[k])
+        C = np.diag(regularizer_diagonal) + augmented[k].T @ (weight[:, None] * augmented[k])
+        try:
+            factor = cho_factor(C, lower=True, check_finite=False)
+        except LinAlgError:
+            raise ValueError(
+                f"the MM Hessian block of class {k} is not positive definite (alpha={alpha!r}, beta={beta!r}, "
+                f"epsilon={floor!r}): Appendix A requires D̃ + (α/2)D̃₀ + βX̃ ≻ 0") from None
+        g_k = augmented[k].T @ (weight * (1.0 + z[k]))
+        residual_k = g_k - C @ current[:, k] - coupling_term
+        factors.append(factor)
+        residuals.append(residual_k)
+        h += cho_solve(factor, residual_k, check_finite=False)
+        Z += cho_solve(factor, np.eye(r + 1), check_finite=False)
+    # common multiplier π: soft coordinate j: π_j = ω_j s_j; hard coordinate: s_j = 0; s = h − Zπ
+    system = np.where(hard[:, None], Z, np.eye(r + 1) + coupling[:, None] * Z)
+    rhs = np.where(hard, h, coupling * h)
+    try:
+        pi = np.linalg.solve(system, rhs)
+    except np.linalg.LinAlgError:
+        raise ValueError("the MM KKT system is singular: the Hessian is not positive definite "
+                         "on the constraint set") from None
+    correction = np.column_stack([cho_solve(factors[k], residuals[k] - pi, check_finite=False) for k in range(K)])
+    return correction[:r], correction[r]
+
+
 def mm(features: np.ndarray, Y: np.ndarray, alpha: float, beta: float, w_constraint: str = "soft",
        b_constraint: str = "hard", gamma_b: float = 1.0, epsilon: float = 1e-6, tol: float = 1e-8,
-       max_iter: int = 1000) -> SolverResult:
-    """Algorithm 1 for the four variants. Returns primal ``{"V" (r × K), "b" (K)}`` and dual
-    ``{"lambda"}``: ``λ_ki = β h_ε'(1 − u_ki)`` on the memberships (the smoothed problem's exact
-    multipliers at its optimum; equal class masses only in the limit)."""
+       max_iter: int = 1000, callback=None) -> SolverResult:
+    """Algorithm 1 for the four variants, with the safeguarded step of the module docstring.
+    Returns primal ``{"V" (r × K), "b" (K)}`` and dual ``{"lambda"}``: ``λ_ki = β h_ε'(1 − u_ki)``
+    on the memberships at the final floor (the smoothed problem's exact multipliers at its optimum;
+    equal class masses only in the limit). ``callback(V, b)``, if given, sees every iterate."""
     start = time.perf_counter()
     if not epsilon > 0:
         raise ValueError(f"epsilon must be > 0; got {epsilon!r}")
@@ -83,73 +149,78 @@ def mm(features: np.ndarray, Y: np.ndarray, alpha: float, beta: float, w_constra
     hard = np.append(np.full(r, not soft_w), b_constraint == "hard")
     augmented = [np.hstack([features[rows], np.ones((rows.size, 1))]) for rows in classes]
     z = [np.ones(rows.size) for rows in classes]
+    offsets = np.concatenate([[0], np.cumsum([rows.size for rows in classes])])
 
-    def objectives(V, b):
-        regularizer = 0.5 * float(np.sum((V.T @ V) * M)) + (gamma_b * float(b.sum()) ** 2 if b_constraint == "soft" else 0.0)
-        slack = np.concatenate([1.0 - (features[rows] @ V[:, k] + b[k]) for k, rows in enumerate(classes)])
+    def slacks(V, b):
+        return np.concatenate([1.0 - (features[rows] @ V[:, k] + b[k]) for k, rows in enumerate(classes)])
+
+    def regularizer(V, b):
+        return 0.5 * float(np.sum((V.T @ V) * M)) + (gamma_b * float(b.sum()) ** 2 if b_constraint == "soft" else 0.0)
+
+    def objectives(V, b, slack, floor):
         hinge = np.maximum(slack, 0.0)
-        smooth = np.where(np.abs(slack) < epsilon, (slack + epsilon) ** 2 / (4.0 * epsilon), hinge)
-        return regularizer + beta * hinge.sum(), regularizer + beta * smooth.sum()
+        smooth = np.where(np.abs(slack) < floor, (slack + floor) ** 2 / (4.0 * floor), hinge)
+        value = regularizer(V, b)
+        return value + beta * hinge.sum(), value + beta * smooth.sum()
 
-    history = {"objective": [], "smoothed_objective": [], "smoothing_excess": []}
+    history = {"objective": [], "smoothed_objective": [], "smoothing_excess": [], "step": [], "epsilon": []}
     converged, stop_value, iteration = False, np.inf, 0
     V, b = np.zeros((r, K)), np.zeros(K)
+    slack = slacks(V, b)
+    value = objectives(V, b, slack, epsilon)[0]
+    floor, stalled = epsilon, False
     for iteration in range(1, max_iter + 1):
-        # The majorizer's minimizer is computed as a correction Δ = x⁺ − x from the residual of its
-        # stationarity at the current x (small near convergence), not from scratch: with z → ε the
-        # blocks carry weights β/(2ε) and a direct solve would lose the digits that monotonicity needs.
-        current = np.vstack([V, b[None, :]])                 # ṽ_k as columns, (r+1) × K
-        coupling_term = coupling * current.sum(axis=1)       # Ω s on the soft coordinates
-        factors, residuals, h, Z = [], [], np.zeros(r + 1), np.zeros((r + 1, r + 1))
-        for k in range(K):
-            weight = beta / (2.0 * z[k])
-            C = np.diag(regularizer_diagonal) + augmented[k].T @ (weight[:, None] * augmented[k])
-            try:
-                factor = cho_factor(C, lower=True, check_finite=False)
-            except LinAlgError:
-                raise ValueError(
-                    f"the MM Hessian block of class {k} is not positive definite (alpha={alpha!r}, beta={beta!r}, "
-                    f"epsilon={epsilon!r}): Appendix A requires D̃ + (α/2)D̃₀ + βX̃ ≻ 0") from None
-            g_k = augmented[k].T @ (weight * (1.0 + z[k]))
-            residual_k = g_k - C @ current[:, k] - coupling_term
-            factors.append(factor)
-            residuals.append(residual_k)
-            h += cho_solve(factor, residual_k, check_finite=False)
-            Z += cho_solve(factor, np.eye(r + 1), check_finite=False)
-        # common multiplier π: soft coordinate j: π_j = ω_j s_j; hard coordinate: s_j = 0; s = h − Zπ
-        system = np.where(hard[:, None], Z, np.eye(r + 1) + coupling[:, None] * Z)
-        rhs = np.where(hard, h, coupling * h)
-        try:
-            pi = np.linalg.solve(system, rhs)
-        except np.linalg.LinAlgError:
-            raise ValueError("the MM KKT system is singular: the Hessian is not positive definite "
-                             "on the constraint set") from None
-        for k in range(K):
-            correction = cho_solve(factors[k], residuals[k] - pi, check_finite=False)
-            V[:, k] += correction[:r]
-            b[k] += correction[r]
-        if b_constraint == "hard":  # remove round-off so the iterate is exactly feasible
-            b -= b.mean()
+        dV, db = _majorizer_step(V, b, augmented, z, beta, regularizer_diagonal, coupling, hard, alpha, floor)
+        if b_constraint == "hard":  # remove round-off so every point of the segment is exactly feasible
+            db -= db.mean()
         if not soft_w:
-            V -= V.mean(axis=1, keepdims=True)
-        true_value, smoothed_value = objectives(V, b)
+            dV -= dV.mean(axis=1, keepdims=True)
+        new_slack = slacks(V + dV, b + db)
+        new_value, new_smoothed = objectives(V + dV, b + db, new_slack, floor)
+        smoothed = objectives(V, b, slack, floor)[1]
+        stop_value = (smoothed - new_smoothed) / max(1.0, abs(smoothed))  # the decrease Algorithm 1 makes
+        step = 1.0
+        if new_value > value:  # safeguard: F on the segment [x, x⁺], exactly (convex, piecewise quadratic)
+            step = 0.0
+            quadratic = 2.0 * regularizer(dV, db)
+            linear = float(np.sum((V.T @ dV) * M)) + (2.0 * gamma_b * b.sum() * db.sum() if b_constraint == "soft" else 0.0)
+            t_min, t_level = hinge_segment_search(quadratic, linear, slack, slack - new_slack, beta)
+            for t in (0.5 * (t_min + t_level), t_min):
+                if t > 0:
+                    new_slack = slacks(V + t * dV, b + t * db)
+                    new_value = objectives(V + t * dV, b + t * db, new_slack, floor)[0]
+                    if new_value <= value:
+                        step = t
+                        break
+        if step > 0:
+            V, b, slack, value = V + step * dV, b + step * db, new_slack, new_value
+        true_value, smoothed_value = objectives(V, b, slack, floor)
         history["objective"].append(true_value)
         history["smoothed_objective"].append(smoothed_value)
         history["smoothing_excess"].append(smoothed_value - true_value)
-        for k, rows in enumerate(classes):
-            z[k] = np.maximum(np.abs(1.0 - (features[rows] @ V[:, k] + b[k])), epsilon)
-        if iteration > 1:
-            previous = history["smoothed_objective"][-2]
-            stop_value = abs(previous - smoothed_value) / max(1.0, abs(smoothed_value))
-            if stop_value <= tol:
-                converged = True
+        history["step"].append(step)
+        history["epsilon"].append(floor)
+        if callback is not None:
+            callback(V, b)
+        if abs(stop_value) <= tol:
+            converged = True
+            break
+        if step == 0:  # F rises all along the MM step: continue with a smaller floor
+            if floor <= epsilon * CONTINUATION_FLOOR:
+                stalled = True
                 break
-    if not converged:
+            floor /= 10.0
+        for k, rows in enumerate(classes):
+            z[k] = np.maximum(np.abs(slack[offsets[k]:offsets[k + 1]]), floor)
+    if stalled:
+        warn_not_converged("OvN MM", STOP_RULE + f" (stalled: F rises along the MM step at the smallest floor "
+                           f"{floor:.0e})", stop_value, tol, iteration)
+    elif not converged:
         warn_not_converged("OvN MM", STOP_RULE, stop_value, tol, max_iter)
     Lam = np.zeros((n, K))
     for k, rows in enumerate(classes):
         slack = 1.0 - (features[rows] @ V[:, k] + b[k])
-        Lam[rows, k] = beta * np.clip((slack + epsilon) / (2.0 * epsilon), 0.0, 1.0)
+        Lam[rows, k] = beta * np.clip((slack + floor) / (2.0 * floor), 0.0, 1.0)
     return SolverResult(primal={"V": V.copy(), "b": b.copy()}, dual={"lambda": Lam}, converged=converged,
                         n_iter=iteration, stop_value=stop_value, stop_rule=STOP_RULE,
                         solve_time=time.perf_counter() - start, history=history, solver="mm")

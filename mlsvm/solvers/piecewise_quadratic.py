@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["minimize_piecewise_quadratic", "sorted_root"]
+__all__ = ["hinge_segment_search", "minimize_piecewise_quadratic", "sorted_root"]
 
 
 def minimize_piecewise_quadratic(a, b, u, e, weight: float):
@@ -70,3 +70,45 @@ def sorted_root(a: float, b: float, u: np.ndarray, e: np.ndarray, weight: float)
     right_value = slope[:-1] * breaks + intercept[:-1]     # φ' at the right end of interval m
     m = int(np.argmax(right_value >= 0)) if np.any(right_value >= 0) else breaks.size
     return float(-intercept[m] / slope[m])
+
+
+def hinge_segment_search(a: float, b: float, r: np.ndarray, e: np.ndarray, weight: float):
+    """Exact search of ``φ(t) = ½ a t² + b t + weight Σ_m [r_m − t e_m]₊`` on ``t ∈ [0, 1]`` (``a ≥ 0``):
+    a quadratic plus hinges, convex and piecewise quadratic with kinks at ``t = r_m/e_m``.
+
+    Returns ``(t_min, t_level)``: ``t_min`` minimises φ on [0, 1] (the smallest minimiser) and
+    ``t_level = max{t ∈ [0, 1] : φ(t) ≤ φ(0)}`` (≥ t_min; {φ ≤ φ(0)} is the interval [0, t_level]
+    by convexity). Sorting the kinks in (0, 1) and prefix sums: O(m log m). Each piece is
+    ``φ(t) − φ(0) = ½ a t² + (b − weight S_j) t + weight (R_j − R_0)`` with ``S_j, R_j`` the sums of
+    ``e_m, r_m`` over the hinges active on piece j; crossing a kink deactivates a falling term
+    (``r, e > 0``) or activates a rising one (``r, e < 0``), so ``S`` drops by ``|e_m|`` and ``R`` by ``|r_m|``.
+    """
+    r, e = np.asarray(r, dtype=np.float64), np.asarray(e, dtype=np.float64)
+    active = (r > 0) | ((r == 0) & (e < 0))
+    crossing = (r != 0) & (np.sign(r) == np.sign(e))
+    kinks = r[crossing] / e[crossing]
+    inside = kinks < 1.0
+    order = np.argsort(kinks[inside])
+    knots = np.concatenate([[0.0], kinks[inside][order], [1.0]])
+    S = float(e[active].sum()) - np.concatenate([[0.0], np.cumsum(np.abs(e[crossing][inside][order]))])
+    R_drop = -np.concatenate([[0.0], np.cumsum(np.abs(r[crossing][inside][order]))])  # R_j − R_0
+    linear = b - weight * S            # piece j: ψ(t) = ½ a t² + linear_j t + weight R_drop_j
+    lo, hi = knots[:-1], knots[1:]
+    rising = np.flatnonzero(a * hi + linear >= 0)
+    if rising.size == 0:
+        t_min = 1.0
+    else:
+        j = int(rising[0])
+        t_min = float(np.clip(-linear[j] / a, lo[j], hi[j])) if a > 0 else float(lo[j])
+    psi_hi = 0.5 * a * hi * hi + linear * hi + weight * R_drop
+    above = np.flatnonzero((psi_hi > 0) & (hi > t_min))
+    if above.size == 0:
+        return t_min, 1.0
+    j = int(above[0])
+    c2, c1, c0 = 0.5 * a, linear[j], weight * R_drop[j]
+    if c2 > 0:  # larger root of c2 t² + c1 t + c0, computed without cancellation
+        disc = np.sqrt(max(c1 * c1 - 4 * c2 * c0, 0.0))
+        root = (-c1 + disc) / (2 * c2) if c1 <= 0 else (2 * c0) / (-c1 - disc)
+    else:
+        root = -c0 / c1 if c1 > 0 else lo[j]
+    return t_min, float(np.clip(root, max(lo[j], t_min), hi[j]))
