@@ -31,17 +31,17 @@ def _solve_on_sets(gram_bar, y, free, upper, C) -> np.ndarray:
     alpha = np.where(upper, C, 0.0)
     if not free.any():
         return alpha
-    # Q_FF α_F = r  ⇔  K̄_FF (y_F ∘ α_F) = y_F ∘ r  (y_F² = 1): no scaling of the n_F² block
-    rows = gram_bar[free]
-    system = rows[:, free]
-    rhs = y[free] - rows[:, upper] @ (C * y[upper])
+    # Q_FF α_F = r  ⇔  K̄_FF (y_F ∘ α_F) = y_F ∘ r  (y_F² = 1): no scaling of the n_F² block;
+    # K̄_FU (C y_U) from a full product (a gather of n_F × n_U entries costs more than it saves)
+    system = gram_bar[np.ix_(free, free)]
+    rhs = y[free] - (gram_bar @ np.where(upper, C * y, 0.0))[free]
     try:
         solution = cho_solve(cho_factor(system, lower=True, overwrite_a=True, check_finite=False), rhs,
                              check_finite=False)
         if not np.all(np.isfinite(solution)):
             raise LinAlgError("non-finite solution")
     except LinAlgError:
-        solution = lstsq(rows[:, free], rhs, cond=1e-12, check_finite=False)[0]
+        solution = lstsq(gram_bar[np.ix_(free, free)], rhs, cond=1e-12, check_finite=False)[0]
     alpha[free] = y[free] * solution
     return alpha
 
@@ -61,7 +61,6 @@ def polish_label(gram_bar: np.ndarray, y: np.ndarray, alpha: np.ndarray, C: floa
         if scale == 0.0:
             point = alpha
         else:
-            active = free | upper
-            gradient = y * (gram_bar[:, active] @ (alpha[active] * y[active])) - 1.0
+            gradient = y * (gram_bar @ (alpha * y)) - 1.0      # α_L = 0: a full product, no gather
             point = alpha - scale * gradient
     return np.clip(alpha, 0.0, C)
