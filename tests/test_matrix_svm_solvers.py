@@ -56,6 +56,24 @@ def test_agd_reaches_the_cvxpy_optimum(solver, kernel, loss, correlated):
     _grade(problem, result, solver)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("loss", ms.LOSSES)
+@pytest.mark.parametrize("polish_every", [0, 10])
+def test_split_bias_reaches_the_cvxpy_optimum(kernel, loss, polish_every):
+    """The bias term ½(1ᵀB)² in the proximal step (the "fast" solver without A), with and without
+    the active-set polish."""
+    _, problem = _problem(kernel, loss, False, n=40)
+    result = solve_dual_agd(problem.gram_bar, problem.signed, problem.C, loss=loss, split_bias=True,
+                            polish_every=polish_every, tol=CHECK_TOL, max_iter=200_000)
+    _grade(problem, result, "fast")
+
+
+def test_split_bias_needs_identity_correlation():
+    _, problem = _problem("rbf", "hinge", True)
+    with pytest.raises(ValueError, match="split_bias"):
+        solve_dual_agd(problem.gram_bar, problem.signed, 1.0, correlation=problem.correlation, split_bias=True)
+
+
 @settings(max_examples=10)
 @given(seed=st.integers(0, 1000), q=st.integers(1, 3), structure=st.sampled_from(
     ["plain", "label nobody has", "label everybody has", "all and none", "duplicates"]))
@@ -130,9 +148,10 @@ def test_warm_start_at_the_optimum_stops_at_once():
     assert again.n_iter == 1
 
 
-def test_polishing_reaches_round_off_and_keeps_batched_equal_to_separate():
+@pytest.mark.parametrize("split_bias", [False, True])
+def test_polishing_reaches_round_off_and_keeps_batched_equal_to_separate(split_bias):
     _, problem = _problem("rbf", "hinge", False, n=60, q=4)
-    options = dict(tol=1e-12, max_iter=100_000, polish_every=10)
+    options = dict(tol=1e-12, max_iter=100_000, polish_every=10, split_bias=split_bias)
     batched = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, **options)
     separate = solve_label_by_label(problem.gram_bar, problem.signed, 1.0, **options)
     _grade(problem, batched, "fast")

@@ -6,9 +6,11 @@ Objective (reported as ``fit_report_.primal_objective``), with ``X̄ = [φ(X), 1
     loss="hinge":    min ½ tr(WᵀW) + C Σ_ij max(0, 1 − Ys_ij (X̄WA)_ij)          (eq. 1 / eq. 10)
     loss="squared":  min ½ tr(WᵀW) + C ‖Ys − X̄WA‖²_F                           (eq. 12 = eq. 14)
 
-Solvers: ``"fast"`` (hinge: accelerated projected gradient with the exact Lipschitz constant
-λ_max(K̄)λ_max(AᵀA), adaptive restart and, without A, active-set polishing every 50 iterations;
-squared: the closed form), ``"agd"`` (Alg. 1 as printed:
+Solvers: ``"fast"`` (hinge: accelerated proximal gradient with the exact Lipschitz constant and
+adaptive restart; without A the bias term ½(1ᵀB)² is moved into the proximal step, so the constant
+is λ_max(K) instead of λ_max(K̄) ≈ n, and every 10 iterations labels whose gap is below 1e-2 get a
+primal-dual active-set (Newton) polish, kept when its own gap meets ``tol``; with A: λ_max(K̄)λ_max(AᵀA),
+no polish; squared: the closed form), ``"agd"`` (Alg. 1 as printed:
 step ``1/‖K̄‖_F``, δ clipped to the box, no restart), ``"cvxpy"`` (the dual, ground truth).
 Both AGD variants stop on the duality gap (``tol``, relative). Decision: label k iff
 ``f_k(x) > 0`` (multiclass: argmax), ``f(x) = (k(x, X) + 1)ᵀ Θ A``.
@@ -29,6 +31,10 @@ from mlsvm.verification.cvxpy_tools import solve as solve_cvxpy
 from mlsvm.verification.report import FitReport
 
 __all__ = ["MatrixSVM"]
+
+#: "fast": active-set polishing attempts every 10 AGD iterations (yeast RBF: 45 iterations, against
+#: 200 with every 50 and the old α-only active-set guess)
+FAST_POLISH_EVERY = 10
 
 
 class MatrixSVM(KernelMultilabelEstimator):
@@ -88,11 +94,11 @@ class MatrixSVM(KernelMultilabelEstimator):
             return solve_least_squares(problem.gram_bar, problem.signed, problem.C,
                                        correlation=problem.correlation)
         paper = self.solver == "agd"
+        fast = dict(split_bias=problem.correlation is None, polish_every=FAST_POLISH_EVERY)
         return solve_dual_agd(problem.gram_bar, problem.signed, problem.C, correlation=problem.correlation,
                               loss=problem.loss, lipschitz="frobenius" if paper else "exact",
-                              restart=not paper, clip_extrapolation=paper, polish_every=0 if paper else 50,
-                              tol=self.tol,
-                              max_iter=self.max_iter, name=f"MatrixSVM(solver={self.solver!r})")
+                              restart=not paper, clip_extrapolation=paper, **({} if paper else fast),
+                              tol=self.tol, max_iter=self.max_iter, name=f"MatrixSVM(solver={self.solver!r})")
 
     def _solve_cvxpy(self, problem):
         cvx, alpha = formulation.dual_problem(problem)
