@@ -11,7 +11,7 @@ from mlsvm.formulations import matrix_svm as ms
 from mlsvm.metrics import hamming_loss
 from mlsvm.verification.checks.matrix_svm import CHECK_TOL, correlation_matrix
 from mlsvm.verification.report import relative_difference
-from mlsvm.verification.tolerances import tolerance
+from mlsvm.verification.tolerances import assert_decisions_agree, tolerance
 
 DATA = make_multilabel(30, 3, 3, random_state=2)
 
@@ -22,14 +22,15 @@ def test_solvers_agree_and_report(loss, correlated):
     A = correlation_matrix(3) if correlated else None
     fits = {solver: MatrixSVM(C=2.0, correlation=A, loss=loss, kernel="rbf", gamma=0.5, solver=solver,
                               tol=CHECK_TOL, max_iter=200_000).fit(DATA.X, DATA.Y)
-            for solver in ("cvxpy", "fast", "agd")}
+            for solver in ("cvxpy", "fast", "apg", "agd") + (("ipm",) if loss == "hinge" and not correlated else ())}
     reference = fits["cvxpy"].fit_report_.primal_objective
+    resolved = {"fast": "closed-form" if loss == "squared" else "apg"}   # an RBF kernel: "fast" is not "ipm"
     for solver, model in fits.items():
         report = model.fit_report_
         tol = tolerance("matrix_svm", solver)
         assert relative_difference(report.primal_objective, reference) <= tol.objective
         assert report.relative_gap <= tol.gap and report.max_kkt <= tol.kkt
-        assert report.solver == solver and report.converged
+        assert report.solver == resolved.get(solver, solver) and report.converged
         np.testing.assert_allclose(model.decision_function(DATA.X), fits["cvxpy"].decision_function(DATA.X),
                                    atol=1e-4 * max(1.0, np.abs(fits["cvxpy"].decision_function(DATA.X)).max()))
 
@@ -45,9 +46,27 @@ def test_decision_function_is_the_constrained_output():
 
 
 def test_precomputed_kernel_equals_named_kernel():
-    named = MatrixSVM(kernel="linear", tol=1e-9).fit(DATA.X, DATA.Y)
+    named = MatrixSVM(kernel="linear", solver="apg", tol=1e-9).fit(DATA.X, DATA.Y)
     pre = MatrixSVM(kernel="precomputed", tol=1e-9).fit(DATA.X @ DATA.X.T, DATA.Y)
+    assert pre.fit_report_.solver == "apg"                     # no feature matrix: not the interior point
     np.testing.assert_allclose(pre.decision_function(DATA.X @ DATA.X.T), named.decision_function(DATA.X), atol=1e-12)
+
+
+def test_fast_is_the_interior_point_for_the_linear_hinge_and_agrees_with_cvxpy():
+    fast = MatrixSVM(kernel="linear", tol=1e-9).fit(DATA.X, DATA.Y)
+    truth = MatrixSVM(kernel="linear", solver="cvxpy").fit(DATA.X, DATA.Y)
+    report, exact = fast.fit_report_, tolerance("matrix_svm", "ipm")
+    assert report.solver == "ipm" and report.converged
+    assert relative_difference(report.primal_objective, truth.fit_report_.primal_objective) <= exact.objective
+    assert report.relative_gap <= exact.gap and report.max_kkt <= exact.kkt
+    assert_decisions_agree(fast.decision_function(DATA.X), truth.decision_function(DATA.X))
+
+
+@pytest.mark.parametrize("loss, correlated", [("squared", False), ("hinge", True)])
+def test_interior_point_refuses_what_it_does_not_solve(loss, correlated):
+    A = correlation_matrix(3) if correlated else None
+    with pytest.raises(ValueError, match="solver='ipm' solves the hinge loss without a correlation"):
+        MatrixSVM(kernel="linear", loss=loss, correlation=A, solver="ipm").fit(DATA.X, DATA.Y)
 
 
 def test_multiclass_input_predicts_classes():

@@ -14,6 +14,7 @@ from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.agd import solve_dual_agd, solve_label_by_label
+from mlsvm.solvers.box_ipm import MAX_WIDTH, interior_point_box
 from mlsvm.verification.checks.matrix_svm import CHECK_TOL, correlation_matrix
 from mlsvm.verification.cvxpy_tools import solve
 from mlsvm.verification.report import relative_difference
@@ -156,3 +157,47 @@ def test_polishing_reaches_round_off_and_keeps_batched_equal_to_separate(split_b
     separate = solve_label_by_label(problem.gram_bar, problem.signed, 1.0, **options)
     _grade(problem, batched, "fast")
     assert np.max(np.abs(batched.dual["alpha"] - separate.dual["alpha"])) <= tolerance("matrix_svm", "agd-label-by-label").objective
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 1000), q=st.integers(1, 3), shift=st.sampled_from([0.0, 100.0]),
+       C=st.sampled_from([0.1, 1.0, 10.0]), structure=st.sampled_from(
+           ["plain", "label nobody has", "label everybody has", "all and none", "duplicates"]))
+def test_interior_point_reaches_the_cvxpy_optimum(seed, q, shift, C, structure):
+    """The interior point on the linear kernel's factor X (any shift: the bias is regularized, and
+    the Newton systems I + X̄ᵀD⁻¹X̄ stay positive definite)."""
+    data = make_multilabel(20, 3, q, random_state=seed)
+    X, Y = data.X + shift, data.Y.copy()
+    if structure == "label nobody has":
+        Y[:, 0] = 0
+    elif structure == "label everybody has":
+        Y[:, -1] = 1
+    elif structure == "all and none":
+        Y[0], Y[1] = 1, 0
+    elif structure == "duplicates":
+        X[1], Y[1] = X[0], Y[0]
+    problem = ms.MatrixSVMProblem(X @ X.T, Y, C)
+    _grade(problem, interior_point_box(X, problem.signed, C, tol=CHECK_TOL), "ipm")
+
+
+def test_interior_point_single_label_equals_liblinear():
+    data = make_multilabel(60, 4, 1, noise=0.15, random_state=5)
+    problem = ms.MatrixSVMProblem(data.X @ data.X.T, data.Y, 1.0)
+    result = interior_point_box(data.X, problem.signed, 1.0, tol=CHECK_TOL)
+    y = problem.signed[:, 0]
+    svc = LinearSVC(C=1.0, loss="hinge", intercept_scaling=1.0, tol=1e-10, max_iter=200_000).fit(data.X, y)
+    w, b = svc.coef_.ravel(), svc.intercept_[0]
+    liblinear = 0.5 * (w @ w + b * b) + np.maximum(0, 1 - y * (data.X @ w + b)).sum()
+    assert relative_difference(ms.primal_objective(problem, result.primal["coef"]), liblinear) \
+        <= tolerance("binary_svm", "liblinear").objective
+    np.testing.assert_allclose(result.primal["W"].ravel(), np.r_[w, b], atol=1e-3)  # liblinear's precision
+
+
+def test_interior_point_warns_and_refuses_too_wide_a_factor():
+    data = make_multilabel(30, 3, 2, random_state=1)
+    signed = 2.0 * data.Y - 1.0
+    with pytest.warns(ConvergenceWarning, match=r"relative duality gap reached \d\.\d+e[-+]\d+, tolerance asked 1\.0e-12"):
+        result = interior_point_box(data.X, signed, 1.0, tol=1e-12, max_iter=2)
+    assert not result.converged and result.n_iter == 2
+    with pytest.raises(ValueError, match="use mlsvm.solvers.agd.solve_dual_agd"):
+        interior_point_box(np.zeros((30, MAX_WIDTH)), signed, 1.0)

@@ -55,6 +55,8 @@ TOLERANCES = {
     ("matrix_svm", "cvxpy"): EXACT,
     ("matrix_svm", "agd"): EXACT,
     ("matrix_svm", "fast"): EXACT,
+    ("matrix_svm", "ipm"): EXACT,
+    ("matrix_svm", "apg"): EXACT,
     # batched AGD against the same AGD run label by label (identical iterations, batched products)
     ("matrix_svm", "agd-label-by-label"): Tolerance(objective=1e-8, kkt=1e-6, gap=1e-6),
     ("binary_svm", "cvxpy-crosscheck"): CROSSCHECK,
