@@ -19,7 +19,8 @@ because ``K̄`` has rank r + 1 (no strong convexity).
 
 Stopping rule (exact, stated): relative duality gap ``(P(W(α)) − D(α)) / max(1, |P|, |D|) ≤ tol``
 with P and D the primal and dual objectives of the whole problem (summed over labels).
-Reaching ``max_iter`` warns with the gap reached.
+Reaching ``max_iter``, or μ ≤ 1e-13·max(1, C) without meeting ``tol`` (round-off stall), returns the
+best iterate and warns with its gap.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ STOP_RULE = "relative duality gap"
 #: r + 1 beyond which the q dense (r+1)² systems cost more than accelerated gradient
 MAX_WIDTH = 1500
 STEP_FRACTION = 0.995
+#: μ (relative to max(1, C)) below which further interior-point steps only amplify round-off
+STALL_MU = 1e-13
 #: relative ridges tried in turn when a Newton system is indefinite to round-off
 RIDGES = (0.0, 1e-14, 1e-12, 1e-10)
 
@@ -96,6 +99,7 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
     lower, upper = np.ones((n, q)), np.ones((n, q))
     history = {"relative_gap": [], "mu": []}
     relative_gap = np.inf
+    best = (np.inf, alpha)              # (|gap|, α) of the best iterate: returned if round-off stalls
     for iteration in range(1, max_iter + 1):
         weights = augmented.T @ (alpha * signed)                 # W = X̄ᵀ(α∘Ys), (r+1) × q
         margins = signed * (augmented @ weights)                 # Z_kZ_kᵀα_k, all labels
@@ -106,7 +110,14 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
         mu = float(np.sum(alpha * lower) + np.sum(slack * upper)) / (2 * n * q)
         history["relative_gap"].append(relative_gap)
         history["mu"].append(mu)
+        if abs(relative_gap) < best[0]:
+            best = (abs(relative_gap), alpha)
         if abs(relative_gap) <= tol:
+            break
+        if mu <= STALL_MU * max(1.0, C):
+            # complementarity is at round-off but the gap is not: on ill-conditioned data (e.g. features
+            # around 100 with C = 10, a bias direction with curvature ~1e4·n) the free α are only
+            # known to the accuracy the Newton solves allow, and further steps degrade them
             break
         residual = margins - 1.0 - lower + upper
         inverse_d = 1.0 / (lower / alpha + upper / slack)
@@ -117,13 +128,17 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
         systems += metric
         factors = [_cholesky(system) for system in systems]
 
-        def direction(target_lower, target_upper):
-            rhs = -residual + target_lower / alpha - lower - target_upper / slack + upper
+        def reduced_solve(rhs):
+            """``(Z_kZ_kᵀ + D_k)⁻¹ rhs_k`` through the primal coordinates (Woodbury)."""
             scaled = inverse_d * rhs
             right = centred.T @ (signed * scaled)
             delta_v = np.column_stack([cho_solve(factor, right[:, k], check_finite=False)
                                        for k, factor in enumerate(factors)])
-            d_alpha = scaled - inverse_d * signed * (centred @ delta_v)      # X̄Δw = X̃Δv
+            return scaled - inverse_d * signed * (centred @ delta_v)        # X̄Δw = X̃Δv
+
+        def direction(target_lower, target_upper):
+            rhs = -residual + target_lower / alpha - lower - target_upper / slack + upper
+            d_alpha = reduced_solve(rhs)
             d_lower = (target_lower - alpha * lower - lower * d_alpha) / alpha
             d_upper = (target_upper - slack * upper + upper * d_alpha) / slack
             return d_alpha, d_lower, d_upper
@@ -144,12 +159,13 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
         slack = slack - step * d_alpha
         lower = lower + step * d_lower
         upper = upper + step * d_upper
-    converged = abs(relative_gap) <= tol
+    relative_gap, alpha = best
+    converged = relative_gap <= tol
     if not converged:
-        warn_not_converged(name, STOP_RULE, abs(relative_gap), tol, max_iter)
+        warn_not_converged(name, STOP_RULE, relative_gap, tol, iteration)
     alpha = np.clip(alpha, 0.0, C)
     coef = alpha * signed
     return SolverResult(primal={"coef": coef, "W": augmented.T @ coef}, dual={"alpha": alpha},
-                        converged=converged, n_iter=iteration, stop_value=abs(relative_gap),
+                        converged=converged, n_iter=iteration, stop_value=relative_gap,
                         stop_rule=STOP_RULE, solve_time=time.perf_counter() - start, history=history,
                         solver="ipm")
