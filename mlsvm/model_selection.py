@@ -13,6 +13,26 @@ same ``cv_results_``. Errors raise (``error_score="raise"``): a failed fit is ne
 
 :data:`PAPER_GRIDS` holds, as data, what each paper says about its hyperparameters: the values it
 searched, the values it fixed, the CV protocol, and what it does not state.
+
+The mLODM paper grid (13,689 settings × 5 folds = 68,445 fits) on one machine (loky processes,
+every core) or on a Dask cluster (one task per fit; start workers with one thread each, e.g.
+``dask worker tcp://scheduler:8786 --nworkers 8 --nthreads 1``, the fits are numpy-bound)::
+
+    from sklearn.preprocessing import MinMaxScaler
+    from mlsvm import MLODM
+    from mlsvm.model_selection import grid_search, paper_grid
+
+    X = MinMaxScaler().fit_transform(X_train)            # the paper scales to [0, 1] (§6.1)
+    search = grid_search(MLODM(), paper_grid("mlodm"), X, Y_train, cv=5,
+                         scoring="ranking_loss", n_jobs=-1)               # this machine
+
+    from distributed import Client
+    with Client("tcp://scheduler:8786"):                 # or Client(LocalCluster(...))
+        search = grid_search(MLODM(), paper_grid("mlodm"), X, Y_train, cv=5,
+                             scoring="ranking_loss", n_jobs=-1, backend="dask")
+
+Cost: fits × folds × (seconds per fit) / workers; docs/tooling.md gives the per-fit time measured
+on emotions (``benchmarks/bench_mlodm.py --grid-cost``) and the resulting estimate.
 """
 
 from __future__ import annotations
