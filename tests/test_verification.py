@@ -68,3 +68,18 @@ def test_fit_report_gap():
     assert report.max_kkt == 2e-9
     assert report.as_dict()["relative_gap"] == pytest.approx(0.1)
     assert relative_difference(1e-9, 0.0) == 1e-9 and relative_difference(200.0, 100.0) == 0.5
+
+
+def test_ipm_tools_step_to_the_boundary_and_packed_outer_products():
+    from mlsvm.solvers.ipm_tools import max_step, packed_outer
+
+    value = np.array([1.0, 2.0, 4.0])
+    assert max_step(value, np.array([-2.0, 1.0, -1.0])) == 0.5      # the first hits 0 at t = ½
+    assert max_step(value, np.array([1.0, 0.0, -1.0])) == 1.0       # capped at a full step
+    matrix = np.random.default_rng(0).standard_normal((5, 4))
+    weights = np.random.default_rng(1).random(5)
+    packed, rows, cols = packed_outer(matrix)
+    full = np.zeros((4, 4))
+    full[rows, cols] = weights @ packed
+    full[cols, rows] = weights @ packed
+    np.testing.assert_allclose(full, matrix.T @ (weights[:, None] * matrix), rtol=1e-13)

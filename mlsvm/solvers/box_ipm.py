@@ -30,6 +30,7 @@ import time
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from mlsvm.solvers.ipm_tools import max_step, packed_outer
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["interior_point_box", "MAX_WIDTH"]
@@ -42,14 +43,6 @@ STEP_FRACTION = 0.995
 STALL_MU = 1e-13
 #: relative ridges tried in turn when a Newton system is indefinite to round-off
 RIDGES = (0.0, 1e-14, 1e-12, 1e-10)
-
-
-def _max_step(value: np.ndarray, change: np.ndarray) -> float:
-    """Largest ``t ≤ 1`` with ``value + t·change ≥ 0`` (``value > 0``)."""
-    shrinking = change < 0
-    if not np.any(shrinking):
-        return 1.0
-    return float(min(1.0, np.min(-value[shrinking] / change[shrinking])))
 
 
 def _cholesky(system: np.ndarray):
@@ -90,10 +83,7 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
     if width > MAX_WIDTH:
         raise ValueError(f"factor has {width - 1} columns: the Newton systems would have size {width} "
                          f"> {MAX_WIDTH}; use mlsvm.solvers.agd.solve_dual_agd")
-    rows, cols = np.triu_indices(width)
-    packed = np.empty((n, rows.size))                              # n × (r+1)(r+2)/2: X̄_ia X̄_ib, a ≤ b
-    for a, offset in enumerate(np.flatnonzero(np.diff(rows, prepend=-1))):
-        packed[:, offset: offset + width - a] = centred[:, a: a + 1] * centred[:, a:]
+    packed, rows, cols = packed_outer(centred)                    # n × (r+1)(r+2)/2
     alpha = np.full((n, q), 0.5 * C)
     slack = np.full((n, q), 0.5 * C)       # C − α kept as its own variable (u − α rounds to 0 near C)
     lower, upper = np.ones((n, q)), np.ones((n, q))
@@ -144,8 +134,8 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
             return d_alpha, d_lower, d_upper
 
         def step_length(d_alpha, d_lower, d_upper):
-            return min(_max_step(alpha, d_alpha), _max_step(slack, -d_alpha),
-                       _max_step(lower, d_lower), _max_step(upper, d_upper))
+            return min(max_step(alpha, d_alpha), max_step(slack, -d_alpha),
+                       max_step(lower, d_lower), max_step(upper, d_upper))
 
         zeros = np.zeros((n, q))
         d_alpha, d_lower, d_upper = direction(zeros, zeros)

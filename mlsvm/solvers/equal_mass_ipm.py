@@ -35,6 +35,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.lapack import dpotrs as potrs
 
+from mlsvm.solvers.ipm_tools import max_step
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["equal_mass_ipm"]
@@ -46,13 +47,6 @@ WOODBURY_CHECK = 1e-9
 #: iterative refinement of a Woodbury solve: at most this many steps, stopping at this relative residual
 REFINEMENT_STEPS = 3
 REFINEMENT_TARGET = 1e-13
-
-
-def _max_step(value: np.ndarray, direction: np.ndarray) -> float:
-    negative = direction < 0
-    if not np.any(negative):
-        return np.inf
-    return float(np.min(-value[negative] / direction[negative]))
 
 
 class _DenseSystem:
@@ -291,8 +285,8 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
             return d_lam, d_nu, d_y, d_zl, d_zu
 
         def step_length(d_lam, d_zl, d_zu):
-            return min(1.0, _max_step(lam, d_lam), _max_step(upper, -d_lam),
-                       _max_step(z_low, d_zl), _max_step(z_up, d_zu))
+            return min(max_step(lam, d_lam), max_step(upper, -d_lam),
+                       max_step(z_low, d_zl), max_step(z_up, d_zu))
 
         # predictor (affine scaling)
         d_lam, _, _, d_zl, d_zu = newton(-lam * z_low, -upper * z_up)

@@ -43,6 +43,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases
+from mlsvm.solvers.ipm_tools import max_step, packed_outer
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["interior_point", "MAX_SYSTEM_SIZE"]
@@ -66,10 +67,7 @@ class _ReducedNewton:
         self.factor = factor
         self.extended = extended = np.hstack([factor, np.ones((n, 1))])   # L̃ = [L, 1]
         self.width = width = extended.shape[1]                     # r + 1
-        rows, cols = np.triu_indices(width)
-        self.packed_outer = np.empty((n, rows.size))                # n × (r+1)(r+2)/2: L̃_ia L̃_ib, a ≤ b
-        for a, offset in enumerate(np.flatnonzero(np.diff(rows, prepend=-1))):
-            self.packed_outer[:, offset: offset + width - a] = extended[:, a: a + 1] * extended[:, a:]
+        self.packed_outer, rows, cols = packed_outer(extended)     # n × (r+1)(r+2)/2
         full_to_packed = np.empty((width, width), dtype=np.intp)
         full_to_packed[rows, cols] = np.arange(rows.size)
         full_to_packed[cols, rows] = np.arange(rows.size)
@@ -127,14 +125,6 @@ class _ReducedNewton:
         delta_w, delta_nu = step[:, :-1].T, step[:, -1]
         margins = self.problem.gather(self.factor @ delta_w + delta_nu[None, :])
         return self.inverse_d * (rhs - margins), delta_nu
-
-
-def _max_step(value: np.ndarray, change: np.ndarray) -> float:
-    """Largest ``s ≤ 1`` with ``value + s·change ≥ 0`` (``value > 0``)."""
-    shrinking = change < 0
-    if not np.any(shrinking):
-        return 1.0
-    return float(min(1.0, np.min(-value[shrinking] / change[shrinking])))
 
 
 def _restore_equalities(problem: RankSVMProblem, alpha: np.ndarray, slack: np.ndarray) -> np.ndarray:
@@ -218,8 +208,8 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
             return d_alpha, d_nu, d_lower, d_upper
 
         def step_lengths(d_alpha, d_lower, d_upper):
-            primal_step = min(_max_step(alpha, d_alpha), _max_step(slack, -d_alpha))
-            dual_step = min(_max_step(lower_mult, d_lower), _max_step(upper_mult, d_upper))
+            primal_step = min(max_step(alpha, d_alpha), max_step(slack, -d_alpha))
+            dual_step = min(max_step(lower_mult, d_lower), max_step(upper_mult, d_upper))
             return primal_step, dual_step
 
         # predictor (affine scaling), then Mehrotra's corrector with σ = (μ_aff/μ)³
