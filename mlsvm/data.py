@@ -8,10 +8,12 @@ kept as flat index arrays of length ``T = Σ_i |Y_i||Ȳ_i|`` (never a dense ``T 
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse import issparse
+from sklearn.exceptions import DataConversionWarning
 
 __all__ = [
     "NonNumericError",
@@ -134,10 +136,6 @@ def check_class_vector(y, name: str = "y"):
         raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array")
     array = np.asarray(y)
     if array.ndim == 2 and array.shape[1] == 1:
-        import warnings
-
-        from sklearn.exceptions import DataConversionWarning
-
         warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
                       "of y to (n_samples, ), for example using ravel().", DataConversionWarning, stacklevel=3)
         return array.ravel()
