@@ -83,3 +83,17 @@ def test_ipm_tools_step_to_the_boundary_and_packed_outer_products():
     full[rows, cols] = weights @ packed
     full[cols, rows] = weights @ packed
     np.testing.assert_allclose(full, matrix.T @ (weights[:, None] * matrix), rtol=1e-13)
+
+
+def test_ridged_cholesky_adds_the_smallest_ridge_that_works_and_refuses_indefinite_systems():
+    from scipy.linalg import LinAlgError
+
+    from mlsvm.solvers.ipm_tools import ridged_cholesky
+
+    vector = np.array([1.0, 1e-9, 1.0])
+    singular = np.outer(vector, vector) * 1e16 + np.diag([0.0, 0.0, -1e-3])   # PD only up to round-off
+    factor, lower = ridged_cholesky(singular)
+    rebuilt = np.tril(factor) @ np.tril(factor).T
+    assert np.max(np.abs(rebuilt - singular)) <= 1e-8 * 1e16                      # at most the 1e-8 ridge
+    with pytest.raises(LinAlgError, match="even with a relative ridge of 1e-08"):
+        ridged_cholesky(np.diag([1.0, -1.0]))

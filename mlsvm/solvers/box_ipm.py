@@ -28,9 +28,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import cho_solve
 
-from mlsvm.solvers.ipm_tools import max_step, packed_outer
+from mlsvm.solvers.ipm_tools import max_step, packed_outer, ridged_cholesky
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["interior_point_box", "MAX_WIDTH"]
@@ -41,22 +41,6 @@ MAX_WIDTH = 1500
 STEP_FRACTION = 0.995
 #: μ (relative to max(1, C)) below which further interior-point steps only amplify round-off
 STALL_MU = 1e-13
-#: relative ridges tried in turn when a Newton system is indefinite to round-off
-RIDGES = (0.0, 1e-14, 1e-12, 1e-10)
-
-
-def _cholesky(system: np.ndarray):
-    """Cholesky factor of one Newton system; when round-off makes it indefinite (free points that do
-    not span the feature space, with D⁻¹ ~ 1e12 beside G), a relative ridge from :data:`RIDGES`
-    is added: an inexact Newton step, still certified by the duality gap."""
-    scale = float(np.max(np.diag(system)))
-    for ridge in RIDGES:
-        try:
-            return cho_factor(system + ridge * scale * np.eye(len(system)) if ridge else system,
-                              lower=True, check_finite=False)
-        except LinAlgError:
-            continue
-    raise LinAlgError(f"Newton system not positive definite even with a relative ridge of {RIDGES[-1]:g}")
 
 
 def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol: float = 1e-8,
@@ -116,7 +100,7 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
         systems[:, rows, cols] = products
         systems[:, cols, rows] = products
         systems += metric
-        factors = [_cholesky(system) for system in systems]
+        factors = [ridged_cholesky(system) for system in systems]
 
         def reduced_solve(rhs):
             """``(Z_kZ_kᵀ + D_k)⁻¹ rhs_k`` through the primal coordinates (Woodbury)."""

@@ -40,10 +40,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_solve
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases
-from mlsvm.solvers.ipm_tools import max_step, packed_outer
+from mlsvm.solvers.ipm_tools import max_step, packed_outer, ridged_cholesky
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["interior_point", "MAX_SYSTEM_SIZE"]
@@ -51,8 +51,6 @@ __all__ = ["interior_point", "MAX_SYSTEM_SIZE"]
 STOP_RULE = "relative duality gap and equality violation"
 #: the reduced Newton system has size Q(r+1) − 1; beyond this the ALM solver is the better choice
 MAX_SYSTEM_SIZE = 4000
-#: relative ridges tried in turn when the reduced Newton system is singular to round-off
-RIDGES = (0.0, 1e-14, 1e-12, 1e-10, 1e-8)
 #: fraction of the step to the boundary
 STEP_FRACTION = 0.995
 
@@ -95,20 +93,9 @@ class _ReducedNewton:
         system[np.flatnonzero(weight_part), np.flatnonzero(weight_part)] += 1.0
         system = system[: self.size, : self.size]
         self.inverse_d = inverse_d
-        # Near the optimum D⁻¹ spans many orders of magnitude, and the bias block is held up only by
-        # the pairs off their bounds: when those do not tie every label together the biases are not
-        # unique and S is singular up to round-off. A ridge of relative size RIDGES[j] on the
-        # diagonal then makes the step an inexact Newton step; the stopping rule (a duality gap)
-        # does not depend on the step being exact.
-        scale = float(np.max(np.diag(system)))
-        for ridge in RIDGES:
-            try:
-                self.cholesky = cho_factor(system + ridge * scale * np.eye(self.size) if ridge else system,
-                                           lower=True, check_finite=False)
-                return
-            except LinAlgError:
-                continue
-        raise LinAlgError(f"not positive definite even with a relative ridge of {RIDGES[-1]:g}")
+        # the bias block is held up only by the pairs off their bounds: when those do not tie every
+        # label together the biases are not unique and S is singular up to round-off
+        self.cholesky = ridged_cholesky(system)
 
     def _lift(self, v: np.ndarray) -> np.ndarray:
         """``vec(L̃ᵀ scatter(v))`` in label-major order (Q × (r+1))."""
