@@ -10,7 +10,7 @@ from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.agd import solve_dual_agd
 from mlsvm.solvers.bias_prox import prox_box_bias
-from mlsvm.solvers.polish import polish_label
+from mlsvm.solvers.polish import FreeSetSystem, polish_labels
 from mlsvm.verification.cvxpy_tools import solve
 
 
@@ -40,12 +40,36 @@ def test_prox_warm_start_does_not_change_the_answer():
 
 
 def test_active_set_steps_find_the_optimum_from_a_rough_point():
-    """From an AGD iterate at gap ~1e-2 the active-set steps reach the CVXPY optimum."""
-    data = make_multilabel(80, 3, 1, noise=0.2, random_state=4)
+    """From an AGD iterate at gap ~1e-2 the active-set steps, all labels in lockstep, reach the
+    CVXPY optimum of every label, and the products they return are K̄(α ∘ Ys)."""
+    data = make_multilabel(80, 3, 3, noise=0.2, random_state=4)
     problem = ms.MatrixSVMProblem(make_kernel("rbf", 1.0)(data.X), data.Y, 1.0)
-    y = problem.signed[:, 0]
-    rough = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, tol=1e-2).dual["alpha"][:, 0]
-    gradient = y * (problem.gram_bar @ (rough * y)) - 1.0
-    polished = polish_label(problem.gram_bar, y, rough, 1.0, gradient=gradient, scale=0.5, steps=10)
-    reference = -solve(ms.dual_problem(problem)[0], "CLARABEL")
-    assert abs(ms.dual_objective(problem, polished[:, None]) - reference) <= 1e-9 * abs(reference)
+    G, S = problem.gram_bar, problem.signed
+    rough = solve_dual_agd(G, S, 1.0, tol=1e-2).dual["alpha"]
+    gradient = S * (G @ (rough * S)) - 1.0
+    polished, product = polish_labels(G, S, rough, 1.0, gradient=gradient, scale=0.5, steps=10)
+    np.testing.assert_allclose(product, G @ (polished * S), rtol=1e-12, atol=1e-12)
+    for k in range(S.shape[1]):
+        label = ms.MatrixSVMProblem(problem.gram, data.Y[:, [k]], 1.0)
+        reference = -solve(ms.dual_problem(label)[0], "CLARABEL")
+        assert abs(ms.dual_objective(label, polished[:, [k]]) - reference) <= 1e-9 * abs(reference)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bordered_solves_equal_direct_solves(seed):
+    """FreeSetSystem: after the base factorization, sets that add and remove indices (bordered
+    solves, W columns reused between calls) and a large change (refactorization) give the
+    solution of K̄_FF x = r computed directly."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    X = rng.normal(size=(n, 4))
+    gram_bar = make_kernel("rbf", 0.5)(X) + 1.0
+    free = rng.random(n) < 0.6
+    system = FreeSetSystem(gram_bar, free)
+    for change in (0, 2, 3, 5, n // 2):
+        flip = rng.choice(n, size=change, replace=False)
+        free = free.copy()
+        free[flip] = ~free[flip]
+        rhs = rng.normal(size=int(free.sum()))
+        expected = np.linalg.solve(gram_bar[np.ix_(free, free)], rhs)
+        np.testing.assert_allclose(system.solve(free, rhs), expected, rtol=1e-9, atol=1e-9)

@@ -156,10 +156,13 @@ def test_warm_start_at_the_optimum_stops_at_once():
     assert again.n_iter == 1
 
 
+@pytest.mark.parametrize("start", [0.0, 0.5])
 @pytest.mark.parametrize("split_bias", [False, True])
-def test_polishing_reaches_round_off_and_keeps_batched_equal_to_separate(split_bias):
+def test_polishing_reaches_round_off_and_keeps_batched_equal_to_separate(split_bias, start):
+    """Also from α = C/2 ("apg"'s start), which the label-by-label run slices per label."""
     _, problem = _problem("rbf", "hinge", False, n=60, q=4)
-    options = dict(tol=1e-12, max_iter=100_000, polish_every=10, split_bias=split_bias)
+    options = dict(tol=1e-12, max_iter=100_000, polish_every=10, split_bias=split_bias,
+                   alpha0=np.full(problem.signed.shape, start * problem.C))
     batched = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, **options)
     separate = solve_label_by_label(problem.gram_bar, problem.signed, 1.0, **options)
     _grade(problem, batched, "fast")

@@ -18,9 +18,10 @@ Alg. 1 also clips δ to the box (``clip_extrapolation=True``); FISTA's theory do
 the clip ``K̄Bδ`` is a combination of the two last products, so each iteration costs one product
 ``K̄ (n × n) · B (n × q)`` instead of two. ``restart=True``: O'Donoghue & Candès' gradient restart
 (momentum reset when ``⟨δ − α_{t+1}, α_{t+1} − α_t⟩ > 0``). ``polish_every=m`` (hinge, A = I):
-every m iterations, each label whose relative gap is below ``POLISH_BELOW`` and whose active set
-(α at 0, free, at C) has not changed since the previous check gets an active-set candidate (:mod:`mlsvm.solvers.polish`), kept only if *its* gap meets the tolerance; the AGD
-iterates are otherwise untouched.
+every m iterations, each label whose relative gap is below ``POLISH_BELOW`` (after a failed
+attempt: a tenth of the gap it failed at) gets an active-set candidate (:mod:`mlsvm.solvers.polish`;
+these labels step together, one product per step), kept only if *its* gap meets the tolerance; the
+AGD iterates are otherwise untouched.
 
 Blocks. Without A the dual separates over labels: each label is its own block with its own
 momentum, restart test and duality gap, and a label whose gap meets the tolerance is frozen (no
@@ -44,17 +45,17 @@ import numpy as np
 from scipy.sparse.linalg import eigsh
 
 from mlsvm.solvers.bias_prox import prox_box_bias
-from mlsvm.solvers.polish import polish_label
+from mlsvm.solvers.polish import polish_labels
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["lambda_max", "lipschitz_constant", "solve_dual_agd", "solve_label_by_label"]
 
 STOP_RULE = "relative duality gap (per block)"
-#: polishing is attempted only on labels whose relative gap is already below this (measured, RBF
-#: p = 0.3, tol 1e-6, min of 5 idle runs: 1e-1 → 20 iterations, emotions 44 ms, yeast 0.92 s;
-#: 1e-2 → 60 / 50 iterations, 62 ms / 1.02 s; a failed candidate costs one Cholesky, and the gap
-#: test decides whether it is kept, so an early attempt is never wrong, only wasted)
-POLISH_BELOW = 1e-1
+#: polishing is attempted only on labels whose relative gap is already below this (measured, yeast
+#: RBF p = 0.3, tol 1e-6, started at C/2, 10 interleaved runs: 5e-2 → median 0.40 s, 1e-1 → 0.47 s,
+#: 3e-2 → 0.43 s; with 1e-1 some labels are attempted at iteration 10, where the active set is still
+#: far off and the steps refactor; a failed candidate is never wrong, only wasted: its gap decides)
+POLISH_BELOW = 5e-2
 #: active-set steps per polishing attempt (yeast RBF: 36 Cholesky solves for 14 labels)
 POLISH_STEPS = 5
 
@@ -180,15 +181,16 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
         active[blocks[done]] = False
         block_gap[blocks] = relative
         if polish_every and n_iter % polish_every == 0 and loss == "hinge" and label_gram is None:
-            for k, gap in zip(blocks, relative):
-                if active[k] and gap <= polish_below[k]:
-                    candidate, candidate_scores, polished = _polish(gram_bar, signed[:, k], C, polish_scale,
-                                                                    alpha[:, k], scores[:, k])
-                    if polished <= tol:
-                        alpha[:, k], scores[:, k] = candidate, candidate_scores
-                        active[k], block_gap[k] = False, polished
-                    else:
-                        polish_below[k] = gap / 10.0
+            ready = np.array([k for k, gap in zip(blocks, relative) if active[k] and gap <= polish_below[k]],
+                             dtype=np.intp)
+            if ready.size:
+                candidate, candidate_scores, polished = _polish(gram_bar, signed[:, ready], C, polish_scale,
+                                                                alpha[:, ready], scores[:, ready])
+                accept = polished <= tol
+                kept = ready[accept]
+                alpha[:, kept], scores[:, kept] = candidate[:, accept], candidate_scores[:, accept]
+                active[kept], block_gap[kept] = False, polished[accept]
+                polish_below[ready[~accept]] = block_gap[ready[~accept]] / 10.0
         if callback is not None:
             callback(n_iter, alpha)
         _record(history, signed, alpha, scores, C, loss, ridge, int(active.sum()))
@@ -204,17 +206,17 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
                         history=history, solver=name)
 
 
-def _polish(gram_bar, y, C, scale, alpha_k, scores_k):
-    """A polished candidate for one label (:func:`mlsvm.solvers.polish.polish_label`,
-    ``POLISH_STEPS`` active-set steps from the sets of ``α − scale·∇g``): ``(α, K̄(α∘y), relative
-    duality gap)``. The caller keeps it only when that gap meets ``tol``."""
-    candidate = polish_label(gram_bar, y, alpha_k, C, gradient=y * scores_k - 1.0, scale=scale,
-                             steps=POLISH_STEPS)
-    candidate_scores = gram_bar @ (candidate * y)
-    quadratic = float(np.sum(candidate * y * candidate_scores))
-    primal = 0.5 * quadratic + C * float(np.maximum(1.0 - y * candidate_scores, 0.0).sum())
-    dual = float(candidate.sum()) - 0.5 * quadratic
-    return candidate, candidate_scores, (primal - dual) / max(1.0, abs(primal), abs(dual))
+def _polish(gram_bar, signed, C, scale, alpha, scores):
+    """Polished candidates for some labels (:func:`mlsvm.solvers.polish.polish_labels`,
+    ``POLISH_STEPS`` active-set steps from the sets of ``α − scale·∇g``): ``(α, K̄(α∘Ys), relative
+    duality gap per label)``. The caller keeps a label's candidate only when its gap meets ``tol``."""
+    candidate, candidate_scores = polish_labels(gram_bar, signed, alpha, C, gradient=signed * scores - 1.0,
+                                                scale=scale, steps=POLISH_STEPS)
+    quadratic = np.sum(candidate * signed * candidate_scores, axis=0)
+    primal = 0.5 * quadratic + C * np.maximum(1.0 - signed * candidate_scores, 0.0).sum(axis=0)
+    dual = candidate.sum(axis=0) - 0.5 * quadratic
+    return candidate, candidate_scores, (primal - dual) / np.maximum.reduce([np.ones_like(primal), np.abs(primal),
+                                                                              np.abs(dual)])
 
 
 def _starts(sorted_blocks: np.ndarray) -> np.ndarray:
@@ -247,7 +249,9 @@ def solve_label_by_label(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, 
     ridge = 1.0 / (2.0 * C) if loss == "squared" else 0.0
     smooth = gram_bar - 1.0 if options.get("split_bias") else gram_bar
     constant = lipschitz_constant(smooth, None, ridge, lipschitz)
-    results = [solve_dual_agd(gram_bar, signed[:, [k]], C, loss=loss, lipschitz=constant, **options)
+    alpha0 = options.pop("alpha0", None)
+    results = [solve_dual_agd(gram_bar, signed[:, [k]], C, loss=loss, lipschitz=constant,
+                              alpha0=None if alpha0 is None else np.asarray(alpha0)[:, [k]], **options)
                for k in range(signed.shape[1])]
     alpha = np.hstack([r.dual["alpha"] for r in results])
     return SolverResult(

@@ -33,17 +33,21 @@ def prox_box_bias(v: np.ndarray, signed: np.ndarray, t: float, lower: float, upp
     high = np.where(positive, upper, -lower).sum(axis=0)   # max over the box of yᵀα
     mu = np.zeros(v.shape[1]) if mu is None else np.clip(mu, low, high)
     scale = 1.0 + np.abs(v).sum(axis=0)
+    running = np.arange(v.shape[1])      # columns whose root is not found yet (only these are updated)
     for _ in range(MAX_STEPS):
-        shifted = v - (t * mu) * signed
-        alpha = np.clip(shifted, lower, upper)
-        phi = mu - np.sum(signed * alpha, axis=0)
-        if np.all(np.abs(phi) <= 1e-14 * scale):
-            break
-        low = np.where(phi < 0.0, mu, low)
-        high = np.where(phi > 0.0, mu, high)
+        m, ys = mu[running], signed[:, running]
+        shifted = v[:, running] - (t * m) * ys
+        phi = m - np.sum(ys * np.clip(shifted, lower, upper), axis=0)
+        found = np.abs(phi) <= 1e-14 * scale[running]
+        low[running] = np.where(phi < 0.0, m, low[running])
+        high[running] = np.where(phi > 0.0, m, high[running])
         slope = 1.0 + t * np.sum((shifted > lower) & (shifted < upper), axis=0)
-        newton = mu - phi / slope
-        inside = (newton > low) & (newton < high)
-        mu = np.where(phi == 0.0, mu, np.where(inside, newton, 0.5 * (low + high)))
+        newton = m - phi / slope
+        inside = (newton > low[running]) & (newton < high[running])
+        mu[running] = np.where(found | (phi == 0.0), m,
+                               np.where(inside, newton, 0.5 * (low[running] + high[running])))
+        running = running[~found]
+        if running.size == 0:
+            break
     alpha = np.clip(v - (t * mu) * signed, lower, upper)
     return alpha, mu

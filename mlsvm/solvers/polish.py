@@ -4,63 +4,173 @@ Matrix-SVM solver).
 For one label with ±1 labels ``y``, ``Q = diag(y) K̄ diag(y)``, the dual ``min ½αᵀQα − Σα``,
 ``0 ≤ α ≤ C``, is solved exactly once its active set is known: with ``F`` the free indices
 (``0 < α_i < C``) and ``U`` those at ``C``, the optimum satisfies ``Q_FF α_F = 1 − C Q_FU 1``
-(stationarity on the free set). :func:`polish_label` is the primal-dual active-set method
+(stationarity on the free set). :func:`polish_labels` is the primal-dual active-set method
 (Hintermüller, Ito & Kunisch 2002; a semismooth Newton method on ``α = Π_box(α − c∇g(α))``):
 from an approximate α (an AGD iterate) with gradient ``∇g = Qα − 1``, it guesses ::
 
     L = {i : α_i − c ∇g_i ≤ 0},   U = {i : α_i − c ∇g_i ≥ C},   F = the rest,
 
-solves the system above on F (Cholesky; least squares when Q_FF is singular), recomputes the
-gradient and repeats, at most ``steps`` times or until the sets repeat (then, if α_F lies in the
-box, the point satisfies the KKT conditions exactly). ``c = 0`` reads the sets off α alone. The
-result, clipped to the box, is only a *candidate*: the caller accepts it when its duality gap meets
-the tolerance (the certificate does not depend on the guess being right), as OSQP's solution
-polishing does.
+solves the system above on F, recomputes the gradient and repeats, at most ``steps`` times or
+until the sets repeat (then, if α_F lies in the box, the point satisfies the KKT conditions
+exactly). ``c = 0`` reads the sets off α alone. The result, clipped to the box, is only a
+*candidate*: the caller accepts it when its duality gap meets the tolerance (the certificate does
+not depend on the guess being right), as OSQP's solution polishing does.
+
+After the first step the sets change by a few indices (yeast, RBF: the free set of ~1000 loses
+40–90 indices, then 1–10), so the systems are solved by :class:`FreeSetSystem` from the first
+step's Cholesky factor, bordered by the changed indices, rather than refactored.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq, solve, solve_triangular
 
-__all__ = ["polish_label"]
+__all__ = ["FreeSetSystem", "polish_labels"]
 
-
-def _solve_on_sets(gram_bar, y, free, upper, C) -> np.ndarray:
-    """α with α_U = C, α_L = 0 and α_F solving ``Q_FF α_F = 1 − C Q_FU 1`` (not clipped)."""
-    alpha = np.where(upper, C, 0.0)
-    if not free.any():
-        return alpha
-    # Q_FF α_F = r  ⇔  K̄_FF (y_F ∘ α_F) = y_F ∘ r  (y_F² = 1): no scaling of the n_F² block;
-    # K̄_FU (C y_U) from a full product (a gather of n_F × n_U entries costs more than it saves)
-    system = gram_bar[np.ix_(free, free)]
-    rhs = y[free] - (gram_bar @ np.where(upper, C * y, 0.0))[free]
-    try:
-        solution = cho_solve(cho_factor(system, lower=True, overwrite_a=True, check_finite=False), rhs,
-                             check_finite=False)
-        if not np.all(np.isfinite(solution)):
-            raise LinAlgError("non-finite solution")
-    except LinAlgError:
-        solution = lstsq(gram_bar[np.ix_(free, free)], rhs, cond=1e-12, check_finite=False)[0]
-    alpha[free] = y[free] * solution
-    return alpha
+#: refactor when more than |B| / REFACTOR_RATIO indices changed: the bordered solve costs about
+#: |B|²p flops in triangular solves against |F|³/3 for a new factor (measured, yeast RBF: 8, 4, 2, 1
+#: alike when polishing from a gap of 1e-1; from a gap of 1, where the sets change more, 2 and 1
+#: are up to 2× slower than 8)
+REFACTOR_RATIO = 8
 
 
-def polish_label(gram_bar: np.ndarray, y: np.ndarray, alpha: np.ndarray, C: float, *,
-                 gradient: np.ndarray | None = None, scale: float = 0.0, steps: int = 1) -> np.ndarray:
-    """A candidate optimum (in the box) by ``steps`` active-set steps from ``alpha``; ``gradient``
-    is ``∇g(alpha)`` (needed when ``scale`` c > 0). See the module docstring."""
-    point = alpha if gradient is None or scale == 0.0 else alpha - scale * gradient
-    sets = None
-    for _ in range(steps):
-        free, upper = (point > 0.0) & (point < C), point >= C
-        if sets is not None and np.array_equal(free, sets[0]) and np.array_equal(upper, sets[1]):
-            break
-        sets = free, upper
-        alpha = _solve_on_sets(gram_bar, y, free, upper, C)
-        if scale == 0.0:
-            point = alpha
+class FreeSetSystem:
+    """Solves ``K̄_FF x = r`` for free sets F that change a little between calls, from one
+    Cholesky factor ``K̄_BB = LLᵀ`` of a base set B (the first F, or F at the last refactorization).
+
+    With ``A = F \\ B`` (added), ``R = B \\ F`` (removed), ``p = |A| + |R|``, x is the solution of
+    the bordered system (``z_R = 0`` takes the removed rows out, λ is their multiplier) ::
+
+        [K̄_BB  K̄_BA  E_R] [z  ]   [r on B ∩ F, 0 on R]
+        [K̄_AB  K̄_AA  0  ] [x_A] = [r on A]                 x on B ∩ F = z there,
+        [E_Rᵀ  0     0  ] [λ  ]   [0]
+
+    by block elimination with one triangular solve per border column: with ``V = [K̄_BA, E_R]``
+    (|B| × p), ``G = L⁻¹V`` and ``D = diag(K̄_AA, 0)``, the p × p Schur complement
+    ``(D − GᵀG) u = [r_A; 0] − Gᵀy₀``, ``y₀ = L⁻¹r_B``, then ``z = L⁻ᵀ(y₀ − G u)``,
+    ``u = [x_A; λ]``. It is nonsingular whenever ``K̄_FF`` is (it is K̄_FF's Schur complement in the
+    bordered matrix, up to the λ block). The columns of G are kept between calls (index by index),
+    so a step pays only for indices that changed since the previous one. A singular base
+    (round-off) falls back to least squares, a singular border to a new factor.
+    """
+
+    def __init__(self, gram_bar: np.ndarray, free: np.ndarray):
+        self.gram_bar = gram_bar
+        self._factor_on(free)
+
+    def _factor_on(self, free: np.ndarray) -> None:
+        """Factor ``K̄_BB``, B = ``free``."""
+        self.base = free.copy()
+        self.index = np.flatnonzero(free)
+        self.position = np.full(free.size, -1)
+        self.position[self.index] = np.arange(self.index.size)
+        self.columns: dict[int, np.ndarray] = {}
+        try:
+            self.factor = cho_factor(self._block(self.index), lower=True, overwrite_a=True, check_finite=False)
+        except LinAlgError:
+            self.factor = None
+
+    def _block(self, index: np.ndarray) -> np.ndarray:
+        """``K̄[index, index]`` (two ``take``s: 1.4 ms for 1000 of 1500, against 2.9 ms for ``np.ix_``)."""
+        return self.gram_bar.take(index, axis=0).take(index, axis=1)
+
+    def _base_solve(self, rhs: np.ndarray) -> np.ndarray:
+        return cho_solve(self.factor, rhs, check_finite=False)
+
+    def _lower_solve(self, rhs: np.ndarray) -> np.ndarray:
+        return solve_triangular(self.factor[0], rhs, lower=True, check_finite=False)
+
+    def solve(self, free: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """x with ``K̄_FF x = rhs``, F = ``free`` (bool mask), rhs and x in F's index order."""
+        added, removed = np.flatnonzero(free & ~self.base), np.flatnonzero(self.base & ~free)
+        full = np.zeros(free.size)
+        full[free] = rhs
+        if self.factor is None or added.size + removed.size > self.index.size / REFACTOR_RATIO:
+            self._factor_on(free)
+            if self.factor is None:
+                return lstsq(self._block(np.flatnonzero(free)), rhs, cond=1e-12, check_finite=False)[0]
+            added = removed = np.zeros(0, dtype=np.intp)
+        if added.size + removed.size == 0:
+            solution = self._base_solve(full[self.index])
         else:
-            gradient = y * (gram_bar @ (alpha * y)) - 1.0      # α_L = 0: a full product, no gather
-            point = alpha - scale * gradient
-    return np.clip(alpha, 0.0, C)
+            solution = self._bordered(full, added, removed)
+            if solution is None or not np.all(np.isfinite(solution)):   # a singular border: start anew
+                self._factor_on(free)
+                return self.solve(free, rhs)
+        x = np.zeros(free.size)
+        x[self.index] = solution[:self.index.size]
+        x[added] = solution[self.index.size:]
+        return x[free]
+
+    def _bordered(self, full: np.ndarray, added: np.ndarray, removed: np.ndarray) -> np.ndarray | None:
+        """``[z; x_A]`` of the class docstring (z over B, zero on R up to round-off)."""
+        keys = np.r_[added, removed]
+        missing = np.array([j for j, key in enumerate(keys) if key not in self.columns], dtype=np.intp)
+        if missing.size:
+            border = np.zeros((self.index.size, missing.size))
+            new_added = added[missing[missing < added.size]]
+            border[:, :new_added.size] = self.gram_bar[new_added][:, self.index].T        # K̄_BA
+            new_removed = self.position[keys[missing[new_added.size:]]]
+            border[new_removed, new_added.size + np.arange(new_removed.size)] = 1.0         # E_R
+            self.columns.update(zip(keys[missing].tolist(), self._lower_solve(border).T))
+        G = np.column_stack([self.columns[int(key)] for key in keys])
+        schur = -G.T @ G
+        schur[:added.size, :added.size] += self.gram_bar[np.ix_(added, added)]
+        rhs_base = full[self.index]
+        rhs_base[self.position[removed]] = 0.0
+        y0 = self._lower_solve(rhs_base)
+        try:
+            u = solve(schur, np.r_[full[added], np.zeros(removed.size)] - G.T @ y0,
+                      assume_a="sym", check_finite=False)
+        except LinAlgError:
+            return None
+        z = solve_triangular(self.factor[0], y0 - G @ u, lower=True, trans="T", check_finite=False)
+        return np.r_[z, u[:added.size]]
+
+
+def polish_labels(gram_bar: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C: float, *,
+                  gradient: np.ndarray | None = None, scale: float = 0.0,
+                  steps: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate optima (in the box) for the labels of ``signed`` (n, k) by at most ``steps`` ≥ 1
+    active-set steps from ``alpha`` (n, k), and their products ``K̄(candidate ∘ signed)``;
+    ``gradient`` is ``∇g(alpha)`` (needed when ``scale`` c > 0). See the module docstring.
+
+    The labels step in lockstep, each with its own :class:`FreeSetSystem`, so that each step's
+    products ``K̄(α ∘ y)`` of all labels still running are one matrix product, not k
+    matrix–vector products (yeast, 14 labels: 3.7 ms against 6.5 ms per step, single thread)."""
+    point = alpha.copy() if gradient is None or scale == 0.0 else alpha - scale * gradient
+    free, upper = (point > 0.0) & (point < C), point >= C
+    upper_product = gram_bar @ np.where(upper, C * signed, 0.0)        # K̄(C y ∘ 1_U) per label
+    systems = [None] * signed.shape[1]
+    alpha, product = np.where(upper, C, 0.0), np.empty(signed.shape)
+    running = np.arange(signed.shape[1])
+    for _ in range(max(steps, 1)):
+        for k in running:
+            f, y = free[:, k], signed[:, k]
+            alpha[:, k] = np.where(upper[:, k], C, 0.0)
+            if f.any():
+                # Q_FF α_F = 1 − C Q_FU 1  ⇔  K̄_FF (y_F ∘ α_F) = y_F − (K̄(C y ∘ 1_U))_F  (y_F² = 1)
+                if systems[k] is None:
+                    systems[k] = FreeSetSystem(gram_bar, f)
+                alpha[f, k] = y[f] * systems[k].solve(f, y[f] - upper_product[f, k])
+        product[:, running] = gram_bar @ (alpha[:, running] * signed[:, running])
+        point[:, running] = alpha[:, running]
+        if scale != 0.0:
+            point[:, running] -= scale * (signed[:, running] * product[:, running] - 1.0)
+        new_free = (point[:, running] > 0.0) & (point[:, running] < C)
+        new_upper = point[:, running] >= C
+        moved = new_upper ^ upper[:, running]
+        settled = ~np.any(moved | (new_free ^ free[:, running]), axis=0)
+        for j, k in enumerate(running):   # K̄(C y ∘ 1_U) updated by the rows that entered or left U
+            rows = np.flatnonzero(moved[:, j])
+            upper_product[:, k] += (np.where(new_upper[rows, j], C, -C) * signed[rows, k]) @ gram_bar[rows]
+        free[:, running], upper[:, running] = new_free, new_upper
+        running = running[~settled]
+        if running.size == 0:
+            break
+    candidate = np.clip(alpha, 0.0, C)
+    clipped = np.flatnonzero(np.any(candidate != alpha, axis=0))
+    if clipped.size:
+        product[:, clipped] = gram_bar @ (candidate[:, clipped] * signed[:, clipped])
+    return candidate, product
