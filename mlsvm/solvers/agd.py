@@ -56,7 +56,7 @@ STOP_RULE = "relative duality gap (per block)"
 #: 3e-2 → 0.43 s; with 1e-1 some labels are attempted at iteration 10, where the active set is still
 #: far off and the steps refactor; a failed candidate is never wrong, only wasted: its gap decides)
 POLISH_BELOW = 5e-2
-#: active-set steps per polishing attempt (yeast RBF: 36 Cholesky solves for 14 labels)
+#: active-set steps per polishing attempt (yeast RBF: 3–4 per label, the sets then repeat)
 POLISH_STEPS = 5
 
 
