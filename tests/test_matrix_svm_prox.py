@@ -57,19 +57,20 @@ def test_active_set_steps_find_the_optimum_from_a_rough_point():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_bordered_solves_equal_direct_solves(seed):
-    """FreeSetSystem: after the base factorization, sets that add and remove indices (bordered
-    solves, W columns reused between calls) and a large change (refactorization) give the
-    solution of K̄_FF x = r computed directly."""
+    """FreeSetSystem: sets that add and remove a few indices (bordered solves on the first factor,
+    G columns reused from call to call) and then a large change (a new factor) give the solution
+    of K̄_FF x = r computed directly."""
     rng = np.random.default_rng(seed)
-    n = 60
-    X = rng.normal(size=(n, 4))
-    gram_bar = make_kernel("rbf", 0.5)(X) + 1.0
+    n = 200
+    gram_bar = make_kernel("rbf", 0.5)(rng.normal(size=(n, 4))) + 1.0
     free = rng.random(n) < 0.6
     system = FreeSetSystem(gram_bar, free)
-    for change in (0, 2, 3, 5, n // 2):
+    base = system.base.copy()
+    for change, bordered in ((0, True), (2, True), (3, True), (5, True), (n // 2, False)):
         flip = rng.choice(n, size=change, replace=False)
         free = free.copy()
         free[flip] = ~free[flip]
         rhs = rng.normal(size=int(free.sum()))
         expected = np.linalg.solve(gram_bar[np.ix_(free, free)], rhs)
         np.testing.assert_allclose(system.solve(free, rhs), expected, rtol=1e-9, atol=1e-9)
+        assert np.array_equal(system.base, base) == bordered      # which path ran
