@@ -13,7 +13,7 @@ interior point batched over labels, Newton systems of size d + 1 in the primal c
 ``"apg"``: accelerated proximal gradient with the exact Lipschitz constant and
 adaptive restart; without A it starts from α = C/2, the bias term ½(1ᵀB)² is moved into the
 proximal step, so the constant is λ_max(K) instead of λ_max(K̄) ≈ n, and every 10 iterations labels
-whose gap is below 5e-2 get a primal-dual active-set (Newton) polish, all such labels in lockstep,
+whose gap is below 5e-2 or has stalled get a primal-dual active-set (Newton) polish, in lockstep,
 kept when its own gap meets ``tol`` (:func:`apg_options`); with A: from 0, λ_max(K̄)λ_max(AᵀA), no
 polish. ``"agd"`` (Alg. 1 as printed: from 0,
 step ``1/‖K̄‖_F``, δ clipped to the box, no restart), ``"cvxpy"`` (the dual, ground truth).
