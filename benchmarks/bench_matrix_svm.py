@@ -3,7 +3,7 @@ batched vs label-by-label AGD, Alg. 1,
 scikit-learn and CVXPY on emotions and yeast-train, and the Table 4 metrics.
 
     OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_matrix_svm.py [--cvxpy] [--paper] [--table4]
-    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_matrix_svm.py --versus-svc 10
+    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_matrix_svm.py --versus-svc 20
 
 What is compared (features scaled to [−1, 1] as in the paper, C = 1, RBF p = 0.3; all times side
 by side in one run, single-threaded BLAS; every row is the fastest of 3 runs when a run takes less
