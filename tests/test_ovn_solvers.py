@@ -107,6 +107,8 @@ def test_mm_monotone_certified_and_within_its_epsilon_bound(w_constraint, b_cons
     assert result.converged
     _assert_never_increases(path)  # F, recomputed at the iterates
     _assert_never_increases(np.asarray(result.history["smoothed_objective"]))  # F_ε, what MM majorizes
+    np.testing.assert_allclose(result.history["smoothing_excess"],
+                               np.subtract(result.history["smoothed_objective"], result.history["objective"]))
     optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
     bound = problem.beta * epsilon * problem.Y.sum() / 4
     assert optimum - FAST.objective * max(1.0, optimum) <= path[-1] <= optimum + bound
