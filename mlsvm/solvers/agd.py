@@ -47,7 +47,7 @@ from scipy.sparse.linalg import eigsh
 
 from mlsvm.solvers.bias_prox import prox_box_bias
 from mlsvm.solvers.polish import polish_labels
-from mlsvm.solvers.result import SolverResult, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["lambda_max", "lipschitz_constant", "solve_dual_agd", "solve_label_by_label"]
 
@@ -178,8 +178,7 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
         dual = (_block_sum(new.sum(axis=0) - 0.5 * ridge * np.sum(new * new, axis=0),
                            block_of[columns], n_blocks) - 0.5 * quadratic)
         blocks = np.unique(block_of[columns])
-        relative = (primal - dual)[blocks] / np.maximum.reduce([np.ones(blocks.size), np.abs(primal[blocks]),
-                                                                 np.abs(dual[blocks])])
+        relative = relative_gap(primal[blocks], dual[blocks])
         restart_now = np.zeros(n_blocks, dtype=bool)
         if restart:
             test = _block_sum(np.sum((delta - new) * (new - a), axis=0), block_of[columns], n_blocks)
@@ -240,8 +239,7 @@ def _polish(gram_bar, signed, C, scale, alpha, scores):
     quadratic = np.sum(candidate * signed * candidate_scores, axis=0)
     primal = 0.5 * quadratic + C * np.maximum(1.0 - signed * candidate_scores, 0.0).sum(axis=0)
     dual = candidate.sum(axis=0) - 0.5 * quadratic
-    return candidate, candidate_scores, (primal - dual) / np.maximum.reduce([np.ones_like(primal), np.abs(primal),
-                                                                              np.abs(dual)])
+    return candidate, candidate_scores, relative_gap(primal, dual)
 
 
 def _starts(sorted_blocks: np.ndarray) -> np.ndarray:
@@ -259,7 +257,7 @@ def _record(history, signed, alpha, scores, C, loss, ridge, n_active) -> None:
     dual = float(alpha.sum()) - 0.5 * quadratic - 0.5 * ridge * float(np.sum(alpha * alpha))
     history["primal"].append(primal)
     history["dual"].append(dual)
-    history["relative_gap"].append((primal - dual) / max(1.0, abs(primal), abs(dual)))
+    history["relative_gap"].append(relative_gap(primal, dual))
     history["n_active_blocks"].append(n_active)
 
 

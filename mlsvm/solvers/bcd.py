@@ -47,7 +47,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations import mlodm
 from mlsvm.solvers.nnqp import nnqp_active_set, nnqp_m3
-from mlsvm.solvers.result import SolverResult, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["SUBPROBLEMS", "solve_bcd"]
 
@@ -89,7 +89,7 @@ def _certificate(problem, alpha, beta, coef) -> dict:
     scores = problem.gram @ coef
     primal = mlodm.primal_objective(problem, coef, scores)
     dual = mlodm.dual_objective(problem, alpha, beta, scores)
-    gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
+    gap = relative_gap(primal, dual)
     grad_alpha, grad_beta = mlodm.dual_gradient(problem, alpha, beta, problem.pairs.gather(scores))
     largest = _natural_residual(grad_alpha, grad_beta, alpha, beta)
     linear = 1.0 + problem.theta  # ‖q‖_∞; P η = ∇ − q

@@ -70,7 +70,7 @@ from sklearn.svm import SVC
 
 from mlsvm.formulations import rank_binary as formulation
 from mlsvm.kernels import gram_factor
-from mlsvm.solvers.result import SolverResult, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["solve_binary_approach"]
 
@@ -203,7 +203,7 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
         if mapped_primal < primal:
             primal, coef, b = mapped_primal, mapped, mapped_b
         dual = formulation.dual_objective(problem, alpha)
-        gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
+        gap = relative_gap(primal, dual)
         history["primal"].append(primal)
         history["dual"].append(dual)
         history["relative_gap"].append(gap)

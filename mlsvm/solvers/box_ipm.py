@@ -31,7 +31,7 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from mlsvm.solvers.ipm_tools import max_step, packed_outer, ridged_cholesky
-from mlsvm.solvers.result import SolverResult, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["interior_point_box", "MAX_WIDTH"]
 
@@ -72,7 +72,7 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
     slack = np.full((n, q), 0.5 * C)       # C − α kept as its own variable (u − α rounds to 0 near C)
     lower, upper = np.ones((n, q)), np.ones((n, q))
     history = {"relative_gap": [], "mu": []}
-    relative_gap = np.inf
+    gap = np.inf
     best = (np.inf, alpha)              # (|gap|, α) of the best iterate: returned if round-off stalls
     for iteration in range(1, max_iter + 1):
         weights = augmented.T @ (alpha * signed)                 # W = X̄ᵀ(α∘Ys), (r+1) × q
@@ -80,13 +80,13 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
         quadratic = float(np.sum(weights * weights))
         primal = 0.5 * quadratic + C * float(np.maximum(0.0, 1.0 - margins).sum())
         dual = float(alpha.sum()) - 0.5 * quadratic
-        relative_gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
+        gap = relative_gap(primal, dual)
         mu = float(np.sum(alpha * lower) + np.sum(slack * upper)) / (2 * n * q)
-        history["relative_gap"].append(relative_gap)
+        history["relative_gap"].append(gap)
         history["mu"].append(mu)
-        if abs(relative_gap) < best[0]:
-            best = (abs(relative_gap), alpha)
-        if abs(relative_gap) <= tol:
+        if abs(gap) < best[0]:
+            best = (abs(gap), alpha)
+        if abs(gap) <= tol:
             break
         if mu <= STALL_MU * max(1.0, C):
             # complementarity is at round-off but the gap is not: on ill-conditioned data (e.g. features
@@ -133,13 +133,13 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
         slack = slack - step * d_alpha
         lower = lower + step * d_lower
         upper = upper + step * d_upper
-    relative_gap, alpha = best
-    converged = relative_gap <= tol
+    gap, alpha = best
+    converged = gap <= tol
     if not converged:
-        warn_not_converged(name, STOP_RULE, relative_gap, tol, iteration)
+        warn_not_converged(name, STOP_RULE, gap, tol, iteration)
     alpha = np.clip(alpha, 0.0, C)
     coef = alpha * signed
     return SolverResult(primal={"coef": coef, "W": augmented.T @ coef}, dual={"alpha": alpha},
-                        converged=converged, n_iter=iteration, stop_value=relative_gap,
+                        converged=converged, n_iter=iteration, stop_value=gap,
                         stop_rule=STOP_RULE, solve_time=time.perf_counter() - start, history=history,
                         solver="ipm")

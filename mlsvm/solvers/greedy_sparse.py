@@ -42,7 +42,7 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
 from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic
-from mlsvm.solvers.result import SolverResult, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
 
@@ -55,7 +55,7 @@ def _objective_and_dual(Z, C, F, ops, lam, R, R_inv):
     mu = 2 * ops.weight * xi
     ZtH = Z.T @ ops.adjoint(mu)
     dual = float(mu.sum() - np.sum(mu * mu) / (4 * ops.weight) - np.sum((ZtH @ R) * ZtH) / (2 * lam))
-    return primal, dual, (primal - dual) / max(1.0, abs(primal), abs(dual))
+    return primal, dual, relative_gap(primal, dual)
 
 
 def _curvature(ops, F):

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from mlsvm.formulations.rank_svm import RankSVMProblem
-from mlsvm.solvers.result import SolverResult, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["proximal_alm"]
 
@@ -171,7 +171,7 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
     p_alpha = lagrangian.hessian_p(alpha)
     inner_tol = 1e-2
     history = {"relative_gap": [], "equality_violation": [], "n_matvec": []}
-    relative_gap, violation, previous_violation = np.inf, np.inf, np.inf
+    gap, violation, previous_violation = np.inf, np.inf, np.inf
     for iteration in range(1, max_iter + 1):
         lagrangian.set_center(nu, rho, tau, alpha.copy())
         alpha, p_alpha, _ = _projected_newton(lagrangian, alpha, p_alpha, upper, inner_tol, inner_max_iter)
@@ -184,24 +184,24 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
         margins = problem.gather(kernel_beta) + problem.equality_adjoint(nu)
         primal = 0.5 * quadratic + float(upper @ np.maximum(0.0, 1.0 - margins))
         dual = float(alpha.sum()) - 0.5 * quadratic
-        relative_gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
-        history["relative_gap"].append(relative_gap)
+        gap = relative_gap(primal, dual)
+        history["relative_gap"].append(gap)
         history["equality_violation"].append(violation)
         history["n_matvec"].append(lagrangian.n_matvec)
         if callback is not None:
-            callback(iteration, alpha, relative_gap)
-        if abs(relative_gap) <= tol and violation <= tol * scale:
+            callback(iteration, alpha, gap)
+        if abs(gap) <= tol and violation <= tol * scale:
             break
         if violation > 0.25 * previous_violation and rho < RHO_CAP * max(diagonal, 1e-3):
             rho *= 10.0
         previous_violation = violation
         tau = max(0.1 * tau, 1e-4 * max(diagonal, 1e-3))
-        inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(relative_gap), violation)), 1e-14)
-    converged = abs(relative_gap) <= tol and violation <= tol * scale
+        inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(gap), violation)), 1e-14)
+    converged = abs(gap) <= tol and violation <= tol * scale
     if not converged:
-        warn_not_converged("proximal ALM", STOP_RULE, max(abs(relative_gap), violation / scale), tol, max_iter)
+        warn_not_converged("proximal ALM", STOP_RULE, max(abs(gap), violation / scale), tol, max_iter)
     b = nu - nu.mean()
     return SolverResult(primal={"beta": beta, "b": b}, dual={"alpha": alpha}, converged=converged,
-                        n_iter=iteration, stop_value=max(abs(relative_gap), violation / scale),
+                        n_iter=iteration, stop_value=max(abs(gap), violation / scale),
                         stop_rule=STOP_RULE, solve_time=time.perf_counter() - start, history=history,
                         solver="fast")

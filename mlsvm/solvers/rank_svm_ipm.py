@@ -44,7 +44,7 @@ from scipy.linalg import LinAlgError, cho_solve
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases
 from mlsvm.solvers.ipm_tools import max_step, packed_outer, ridged_cholesky
-from mlsvm.solvers.result import SolverResult, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["interior_point", "MAX_SYSTEM_SIZE"]
 
@@ -161,7 +161,7 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
     nu = np.zeros(problem.n_labels)
     scale = max(1.0, float(np.max(upper)))
     history = {"relative_gap": [], "equality_violation": [], "mu": []}
-    relative_gap, violation = np.inf, np.inf
+    gap, violation = np.inf, np.inf
     for iteration in range(1, max_iter + 1):
         beta = problem.scatter(alpha)
         weights = factor.T @ beta                                  # W = Lᵀβ, r × Q
@@ -170,15 +170,15 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
         quadratic = float(np.sum(weights * weights))
         primal = 0.5 * quadratic + float(upper @ np.maximum(0.0, 1.0 - margins))
         dual = float(alpha.sum()) - 0.5 * quadratic
-        relative_gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
+        gap = relative_gap(primal, dual)
         violation = float(np.max(np.abs(balance)))
         mu = float(alpha @ lower_mult + slack @ upper_mult) / (2 * T)
-        history["relative_gap"].append(relative_gap)
+        history["relative_gap"].append(gap)
         history["equality_violation"].append(violation)
         history["mu"].append(mu)
         if callback is not None:
-            callback(iteration, alpha, relative_gap)
-        if abs(relative_gap) <= tol and violation <= tol * scale:
+            callback(iteration, alpha, gap)
+        if abs(gap) <= tol and violation <= tol * scale:
             break
         dual_residual = margins - 1.0 - lower_mult + upper_mult
         try:
@@ -219,8 +219,8 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
         nu = nu + step * d_nu
         lower_mult = lower_mult + step * d_lower
         upper_mult = upper_mult + step * d_upper
-    converged = abs(relative_gap) <= tol and violation <= tol * scale
-    stop_value = max(abs(relative_gap), violation / scale)
+    converged = abs(gap) <= tol and violation <= tol * scale
+    stop_value = max(abs(gap), violation / scale)
     if not converged:
         warn_not_converged("Rank-SVM interior point", STOP_RULE, stop_value, tol, max_iter)
     alpha = _restore_equalities(problem, alpha, slack)
