@@ -121,8 +121,10 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
     lower, upper = (0.0, C) if loss == "hinge" else (-np.inf, np.inf)
     if split_bias and label_gram is not None:
         raise ValueError("split_bias needs correlation=None (with A the bias term couples the labels)")
-    # split_bias: the smooth part is ½BᵀKB (K = K̄ − 11ᵀ), the bias term ½(1ᵀB)² goes to the prox
-    step = 1.0 / lipschitz_constant(gram_bar - 1.0 if split_bias else gram_bar, label_gram, ridge, lipschitz)
+    # split_bias: the smooth part is ½BᵀKB (K = K̄ − 11ᵀ), the bias term ½(1ᵀB)² goes to the prox;
+    # K is formed (an n × n copy) only when its constant is computed, not when it is given
+    smooth = gram_bar - 1.0 if split_bias and isinstance(lipschitz, str) else gram_bar
+    step = 1.0 / lipschitz_constant(smooth, label_gram, ridge, lipschitz)
     bias_root = np.zeros(q)                           # warm start of the prox's root μ per label
     block_of = np.arange(q) if label_gram is None else np.zeros(q, dtype=np.intp)
     n_blocks = int(block_of.max()) + 1
@@ -270,7 +272,7 @@ def solve_label_by_label(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, 
     """
     start = time.perf_counter()
     ridge = 1.0 / (2.0 * C) if loss == "squared" else 0.0
-    smooth = gram_bar - 1.0 if options.get("split_bias") else gram_bar
+    smooth = gram_bar - 1.0 if options.get("split_bias") and isinstance(lipschitz, str) else gram_bar
     constant = lipschitz_constant(smooth, None, ridge, lipschitz)
     alpha0 = options.pop("alpha0", None)
     results = [solve_dual_agd(gram_bar, signed[:, [k]], C, loss=loss, lipschitz=constant,
