@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.estimators.ovn import OvNSVM
 from mlsvm.formulations import ovn
@@ -62,7 +63,13 @@ def _mm_problem(w_constraint, b_constraint, kernel, seed=2):
 VARIANTS = [(w, b, kernel) for w in ovn.CONSTRAINTS for b in ovn.CONSTRAINTS for kernel in ("linear", "rbf")]
 
 
-def _objective_along_the_path(problem, features, epsilon, tol=1e-10, max_iter=5000):
+#: MM's iteration budget in these tests. MM converges sublinearly where the optimum puts every
+#: point on the margin: hypothesis found such a problem (test_mm_on_a_degenerate_problem_...) that
+#: needs 13,870 iterations to reach tol 1e-10; 5,000 was the budget before.
+MM_BUDGET = 20_000
+
+
+def _objective_along_the_path(problem, features, epsilon, tol=1e-10, max_iter=MM_BUDGET):
     """Run MM and recompute F (the true objective) at every iterate, independently of MM's code."""
     M = np.eye(problem.n_classes) if problem.w_constraint == "hard" else problem.coupling
     member = problem.Y.astype(bool)
@@ -97,6 +104,25 @@ def test_mm_true_objective_never_increases(drawn, epsilon):
     _assert_never_increases(np.asarray(result.history["smoothed_objective"]))
     optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
     assert path[-1] <= optimum + problem.beta * epsilon * problem.Y.sum() / 4 + FAST.objective * max(1.0, optimum)
+
+
+def test_mm_on_a_degenerate_problem_found_by_hypothesis():
+    """One class, three points all on the margin at the optimum (V ≈ 0, b ≈ 1, one feature ≈ 0):
+    MM's relative decrease stays above 1e-10 for 13,870 iterations. With 5,000 it says so
+    (ConvergenceWarning quoting the decrease reached); with the budget it converges, F never rises,
+    and it ends within βεT/4 of the CVXPY optimum."""
+    features = np.array([[-0.00682678], [1.04614329], [0.74158842]])
+    Y = np.ones((3, 1), dtype=np.int8)
+    problem = ovn.OvNProblem(gram=features @ features.T, Y=Y, alpha=0.0, beta=10.0, w_constraint="soft",
+                             b_constraint="soft", gamma_b=0.1, features=features)
+    with pytest.warns(ConvergenceWarning, match="reached 1.5"):
+        short, _ = _objective_along_the_path(problem, features, 0.1, max_iter=5000)
+    assert not short.converged
+    result, path = _objective_along_the_path(problem, features, 0.1)
+    assert result.converged and 5000 < result.n_iter < MM_BUDGET
+    _assert_never_increases(path)
+    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    assert path[-1] <= optimum + problem.beta * 0.1 * Y.sum() / 4
 
 
 @pytest.mark.parametrize("w_constraint, b_constraint, kernel", VARIANTS)
