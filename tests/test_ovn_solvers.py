@@ -50,6 +50,20 @@ def test_fast_solver_is_exact(drawn):
     assert report.max_kkt <= FAST.kkt
 
 
+def test_fast_solver_on_a_newton_system_definite_only_up_to_round_off():
+    """Found by a random hypothesis run: hard w (Q only semidefinite), 4 points; the dense Newton
+    system lost definiteness to round-off and the Cholesky raised. With the ridge fallback the
+    interior point reaches the CVXPY optimum."""
+    X = np.array([[0.18905338], [-0.52274844], [-0.41306354], [-2.44146738]])
+    Y = np.array([[1, 0, 1], [1, 1, 0], [1, 1, 1], [1, 1, 0]], dtype=np.int8)
+    problem = ovn.OvNProblem(X @ X.T, Y, alpha=0.25, beta=10.0, w_constraint="hard", b_constraint="soft",
+                             gamma_b=1.0, features=X)
+    report = _fit(problem, X, "linear", "fast").fit_report_
+    assert report.converged
+    assert relative_difference(report.primal_objective, solve(ovn.primal_problem(problem)[0], "CLARABEL")) <= FAST.objective
+    assert abs(report.relative_gap) <= FAST.gap and report.max_kkt <= FAST.kkt
+
+
 def _mm_problem(w_constraint, b_constraint, kernel, seed=2):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((20, 3))

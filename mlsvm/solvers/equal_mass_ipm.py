@@ -35,7 +35,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.lapack import dpotrs as potrs
 
-from mlsvm.solvers.ipm_tools import max_step
+from mlsvm.solvers.ipm_tools import max_step, ridged_cholesky
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
 __all__ = ["equal_mass_ipm"]
@@ -50,7 +50,11 @@ REFINEMENT_TARGET = 1e-13
 
 
 class _DenseSystem:
-    """``H = Q + diag(d)`` factored by Cholesky (T × T); its solves need no refinement."""
+    """``H = Q + diag(d)`` factored by Cholesky (T × T); its solves need no refinement. H is
+    positive definite in exact arithmetic, but Q is only semidefinite (hard w: the centring
+    matrix) and d spans many decades near the optimum, so the factorization takes the shared
+    ridge fallback (:func:`mlsvm.solvers.ipm_tools.ridged_cholesky`; a random hypothesis run found
+    a 4-point problem whose H lost definiteness to round-off)."""
 
     refine = False
 
@@ -64,7 +68,7 @@ class _DenseSystem:
         return float(np.max(np.diag(self.Q)))
 
     def factor(self, d):
-        self._factor = cho_factor(self.Q + np.diag(d), lower=True, check_finite=False)
+        self._factor = ridged_cholesky(self.Q + np.diag(d))
 
     def apply_inverse(self, rhs):
         return cho_solve(self._factor, rhs, check_finite=False)
@@ -262,7 +266,7 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
             if not system.refine:
                 raise
             accurate = False
-        if not accurate:  # continue with the dense T × T system (always positive definite)
+        if not accurate:  # continue with the dense T × T system (positive definite up to a ridge)
             system, HE = _dense_system(system, barrier, E)
 
         def newton(r_low, r_up):
