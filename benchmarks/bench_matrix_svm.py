@@ -48,9 +48,9 @@ from mlsvm.estimators.matrix_svm import apg_options
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
 from mlsvm.metrics import average_precision, hamming_loss, macro_f1, micro_f1, subset_accuracy
-from mlsvm.solvers.agd import solve_dual_agd, solve_label_by_label
-from mlsvm.solvers.box_ipm import interior_point_box
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.solvers.matrix_svm_agd import solve_dual_agd, solve_label_by_label
+from mlsvm.solvers.matrix_svm_ipm import interior_point_box
+from mlsvm.solvers.cvxpy_tools import solve
 
 GAMMA = 0.3
 PAPER_TABLE4 = {  # BR-SVM(L), M-SVM(L), BR-SVM(RBF), M-SVM(RBF): exact match, HL, macro F1, micro F1, AP

@@ -8,11 +8,11 @@ from hypothesis import given, settings, strategies as st
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.agd import lipschitz_constant
-from mlsvm.solvers.closed_form import solve_least_squares
+from mlsvm.solvers.matrix_svm_agd import lipschitz_constant
+from mlsvm.solvers.matrix_svm_closed_form import solve_least_squares
 from mlsvm.verification.checks.matrix_svm import correlation_matrix
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 
 EXACT = tolerance("matrix_svm", "cvxpy")

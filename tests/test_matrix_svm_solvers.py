@@ -13,12 +13,12 @@ from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers import agd
-from mlsvm.solvers.agd import solve_dual_agd, solve_label_by_label
-from mlsvm.solvers.box_ipm import MAX_WIDTH, interior_point_box
+from mlsvm.solvers import matrix_svm_agd as agd
+from mlsvm.solvers.matrix_svm_agd import solve_dual_agd, solve_label_by_label
+from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH, interior_point_box
 from mlsvm.verification.checks.matrix_svm import CHECK_TOL, correlation_matrix
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import tolerance
 
 SETTINGS = {  # solver name in the tolerance table -> AGD options
@@ -216,7 +216,7 @@ def test_interior_point_warns_and_refuses_too_wide_a_factor():
     with pytest.warns(ConvergenceWarning, match=r"relative duality gap reached \d\.\d+e[-+]\d+, tolerance asked 1\.0e-12"):
         result = interior_point_box(data.X, signed, 1.0, tol=1e-12, max_iter=2)
     assert not result.converged and result.n_iter == 2
-    with pytest.raises(ValueError, match="use mlsvm.solvers.agd.solve_dual_agd"):
+    with pytest.raises(ValueError, match="use mlsvm.solvers.matrix_svm_agd.solve_dual_agd"):
         interior_point_box(np.zeros((30, MAX_WIDTH)), signed, 1.0)
 
 

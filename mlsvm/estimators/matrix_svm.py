@@ -9,7 +9,7 @@ Objective (reported as ``fit_report_.primal_objective``), with ``X̄ = [φ(X), 1
 Solvers: ``"fast"`` resolves to the closed form (squared loss), to ``"ipm"`` (hinge, linear kernel,
 no A) or to ``"apg"``; ``fit_report_.solver`` names the one that ran. ``"ipm"``: primal–dual
 interior point batched over labels, Newton systems of size d + 1 in the primal coordinates
-(:mod:`mlsvm.solvers.box_ipm`; K̄ has rank d + 1, where gradient methods are sublinear).
+(:mod:`mlsvm.solvers.matrix_svm_ipm`; K̄ has rank d + 1, where gradient methods are sublinear).
 ``"apg"``: accelerated proximal gradient with the exact Lipschitz constant and
 adaptive restart; without A it starts from α = C/2, the bias term ½(1ᵀB)² is moved into the
 proximal step, so the constant is λ_max(K) instead of λ_max(K̄) ≈ n, and every 10 iterations labels
@@ -31,11 +31,11 @@ from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import matrix_svm as formulation
 from mlsvm.kernels import gram_factor
-from mlsvm.solvers.agd import solve_dual_agd
-from mlsvm.solvers.box_ipm import MAX_WIDTH, interior_point_box
-from mlsvm.solvers.closed_form import solve_least_squares
-from mlsvm.verification.cvxpy_tools import solve as solve_cvxpy
-from mlsvm.verification.report import FitReport
+from mlsvm.solvers.matrix_svm_agd import solve_dual_agd
+from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH, interior_point_box
+from mlsvm.solvers.matrix_svm_closed_form import solve_least_squares
+from mlsvm.solvers.cvxpy_tools import solve as solve_cvxpy
+from mlsvm.report import FitReport
 
 __all__ = ["MatrixSVM"]
 
@@ -51,7 +51,7 @@ IPM_MAX_ITER = 200
 
 
 def apg_options(problem: formulation.MatrixSVMProblem) -> dict:
-    """The options of :func:`mlsvm.solvers.agd.solve_dual_agd` that make ``solver="apg"``."""
+    """The options of :func:`mlsvm.solvers.matrix_svm_agd.solve_dual_agd` that make ``solver="apg"``."""
     if problem.correlation is not None:   # one coupled block: no bias prox, no polish
         return {}
     return dict(split_bias=True, polish_every=FAST_POLISH_EVERY,

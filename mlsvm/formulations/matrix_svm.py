@@ -52,7 +52,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import check_scalar, to_signed
 from mlsvm.kernels import gram_factor
-from mlsvm.verification.residuals import qp_residuals
+from mlsvm.formulations.evaluation import qp_residuals
 
 __all__ = ["LOSSES", "MatrixSVMProblem", "primal_problem", "dual_problem", "coef_from_dual",
            "primal_objective", "dual_objective", "decision_function", "linear_weights",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+
+from mlsvm.formulations.evaluation import relative_gap
 
 __all__ = ["SolverResult", "relative_gap", "warn_not_converged"]
 
@@ -38,8 +39,3 @@ def warn_not_converged(solver: str, stop_rule: str, reached: float, tol: float, 
         f"{solver} did not converge in {max_iter} iterations: {stop_rule} reached {reached:.3e}, "
         f"tolerance asked {tol:.1e}. Increase max_iter or loosen tol.",
         ConvergenceWarning, stacklevel=3)
-
-
-def relative_gap(primal, dual):
-    """The relative duality gap the exact solvers stop on, ``(P − D) / max(1, |P|, |D|)`` (elementwise)."""
-    return (primal - dual) / np.maximum(1.0, np.maximum(np.abs(primal), np.abs(dual)))

@@ -10,10 +10,10 @@ import numpy as np
 
 from mlsvm.formulations import matrix_svm as formulation
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
 from mlsvm.verification.registry import Check, compare, graded_on_value
-from mlsvm.verification.report import FitReport
+from mlsvm.report import FitReport
 
 MODEL = "matrix_svm"
 #: solver tolerance for the checks: the hinge's KKT residuals come out ≈ 3× the relative gap

@@ -66,7 +66,7 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
                        [-mean[None, :], np.ones((1, 1))]])     # G
     if width > MAX_WIDTH:
         raise ValueError(f"factor has {width - 1} columns: the Newton systems would have size {width} "
-                         f"> {MAX_WIDTH}; use mlsvm.solvers.agd.solve_dual_agd")
+                         f"> {MAX_WIDTH}; use mlsvm.solvers.matrix_svm_agd.solve_dual_agd")
     packed, rows, cols = packed_outer(centred)                    # n × (r+1)(r+2)/2
     alpha = np.full((n, q), 0.5 * C)
     slack = np.full((n, q), 0.5 * C)       # C − α kept as its own variable (u − α rounds to 0 near C)

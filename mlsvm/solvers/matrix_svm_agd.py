@@ -20,7 +20,7 @@ the clip ``K̄Bδ`` is a combination of the two last products, so each iteration
 (momentum reset when ``⟨δ − α_{t+1}, α_{t+1} − α_t⟩ > 0``). ``polish_every=m`` (hinge, A = I):
 every m iterations, each label whose relative gap is below ``POLISH_BELOW`` (after a failed
 attempt: a tenth of the gap it failed at), or whose gap fell by less than ``STALL_RATIO`` since
-the previous check (with a doubling back-off after failures), gets an active-set candidate (:mod:`mlsvm.solvers.polish`;
+the previous check (with a doubling back-off after failures), gets an active-set candidate (:mod:`mlsvm.solvers.matrix_svm_polish`;
 these labels step together, one product per step), kept only if *its* gap meets the tolerance; the
 AGD iterates are otherwise untouched.
 
@@ -45,8 +45,8 @@ import time
 import numpy as np
 from scipy.sparse.linalg import eigsh
 
-from mlsvm.solvers.bias_prox import prox_box_bias
-from mlsvm.solvers.polish import polish_labels
+from mlsvm.solvers.matrix_svm_bias_prox import prox_box_bias
+from mlsvm.solvers.matrix_svm_polish import polish_labels
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["lambda_max", "lipschitz_constant", "solve_dual_agd", "solve_label_by_label"]
@@ -233,7 +233,7 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
 
 
 def _polish(gram_bar, signed, C, scale, alpha, scores):
-    """Polished candidates for some labels (:func:`mlsvm.solvers.polish.polish_labels`,
+    """Polished candidates for some labels (:func:`mlsvm.solvers.matrix_svm_polish.polish_labels`,
     ``POLISH_STEPS`` active-set steps from the sets of ``α − scale·∇g``): ``(α, K̄(α∘Ys), relative
     duality gap per label)``. The caller keeps a label's candidate only when its gap meets ``tol``."""
     candidate, candidate_scores = polish_labels(gram_bar, signed, alpha, C, gradient=signed * scores - 1.0,
