@@ -54,11 +54,6 @@ TOLERANCES = {
     ("sparse_mm", "greedy"): EXACT,
     ("sparse_mm", "fast"): EXACT,
     ("mlodm", "bcd-m3"): CERTIFIED,   # the "bcd" rows with the M³ block sub-solver
-    ("matrix_svm", "cvxpy"): EXACT,
-    ("matrix_svm", "agd"): EXACT,
-    ("matrix_svm", "fast"): EXACT,
-    ("matrix_svm", "ipm"): EXACT,
-    ("matrix_svm", "apg"): EXACT,
     # batched AGD against the same AGD run label by label (identical iterations, batched products)
     ("matrix_svm", "agd-label-by-label"): Tolerance(objective=1e-8, kkt=1e-6, gap=1e-6),
     ("binary_svm", "cvxpy-crosscheck"): CROSSCHECK,
