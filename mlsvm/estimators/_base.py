@@ -78,8 +78,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         """Problem → registry solver → the formulation's own grade → the one report builder."""
         spec = registry.model(self._registry_model)
         problem = self._problem(gram, Y)
-        options = self.get_params(deep=False)
-        name, result = registry.run(spec, options.pop("solver"), problem, **options)
+        name, result = registry.run(spec, problem, **self.get_params(deep=False))
         evaluation = spec.formulation.evaluate(problem, result.primal, result.dual)
         self._set_fitted(problem, result, evaluation, Y)
         return build_report(evaluation, result, self.tol, solver=name)

@@ -97,7 +97,7 @@ def all_models() -> list[ModelSpec]:
     return [model(name) for name in MODEL_NAMES]
 
 
-def run(spec: ModelSpec, solver: str, problem, *, tol: float, max_iter: int, **options) -> tuple[str, SolverResult]:
+def run(spec: ModelSpec, problem, *, solver: str, tol: float, max_iter: int, **options) -> tuple[str, SolverResult]:
     """Resolve ``solver`` on ``problem`` and run it; returns ``(name that ran, result)``.
     ``options`` may hold more than the solver reads (an estimator passes all its parameters):
     each solver takes only its own."""
