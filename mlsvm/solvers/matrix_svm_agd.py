@@ -52,25 +52,17 @@ from mlsvm.solvers.result import CertifiedStop, SolverResult, relative_gap, warn
 __all__ = ["lambda_max", "lipschitz_constant", "solve_dual_agd", "solve_label_by_label"]
 
 STOP_RULE = "relative duality gap (per block)"
-#: polishing is attempted only on labels whose relative gap is already below this (measured, yeast
-#: RBF p = 0.3, tol 1e-6, started at C/2, 10 interleaved runs: 5e-2 → median 0.40 s, 1e-1 → 0.47 s,
-#: 3e-2 → 0.43 s; with 1e-1 some labels are attempted at iteration 10, where the active set is still
-#: far off and the steps refactor; a failed candidate is never wrong, only wasted: its gap decides)
+#: polishing is attempted only on labels whose relative gap is already below this: far above it
+#: the active set is still off and the steps only refactor (a failed candidate is never wrong,
+#: only wasted: its own gap decides). docs/matrix_svm.md ("Tuned constants") has the measurements
+#: behind this and the next two constants.
 POLISH_BELOW = 5e-2
 #: ... or when its gap fell by less than this factor since the previous check: the gradient phase
-#: has stalled, and the active-set steps often succeed from far above POLISH_BELOW (yeast RBF
-#: γ = 0.03, C = 100: every label's polish succeeds from iteration 10, at gap 1.3, where the gap
-#: reaches 5e-2 only by iteration 1590). After a failed stall attempt the label lets 2, 4, 8, …
-#: stalled checks pass. Measured on the 16-setting grid (emotions, yeast; γ ∈ {0.3, 0.03};
-#: C ∈ {0.1, 1, 10, 100}; tol 1e-8): iterations unchanged at γ = 0.3, C ≤ 1 (the paper's setting:
-#: the gap falls ~7× per check there); yeast γ = 0.03, C = 100: 1590 → 20 iterations, 8.6 → 1.3 s;
-#: emotions γ = 0.03, C = 100: 0.95 → 0.07 s; slower only on yeast γ = 0.3, C = 100 (1.28 → 1.51 s,
-#: 150 → 20 iterations: one more factorization of a larger free set)
+#: has stalled (large C), where the active-set steps often succeed from far above POLISH_BELOW.
+#: After a failed stall attempt the label lets 2, 4, 8, … stalled checks pass.
 STALL_RATIO = 2.0
-#: active-set steps per polishing attempt. On the paper's RBF (p = 0.3) the sets repeat after 3–4
-#: steps; a smoother kernel needs more (γ = 0.03: 5 steps → yeast 540–3450 iterations, 3.0–9.8 s
-#: for C = 0.1–100; 20 steps → 30–1590 iterations, 0.5–8.5 s; 50 steps as 20; p = 0.3 unchanged).
-#: Steps after the first are bordered solves on the first factor, so an extra step is cheap.
+#: active-set steps per polishing attempt: smoother kernels need more steps before the sets repeat;
+#: steps after the first are bordered solves on the first factor, so an extra step is cheap.
 POLISH_STEPS = 20
 
 
