@@ -86,6 +86,15 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
     def fit(self, X, Y):
         """Fit on ``X`` (n, d) — or an (n, n) Gram matrix with ``kernel="precomputed"`` — and ``Y``:
         an (n, q) {0,1} indicator (multilabel) or a 1-D class vector (multiclass)."""
+        gram, indicator = self._training_data(X, Y)
+        self.fit_report_ = self._fit(gram, indicator)
+        self.n_iter_ = self.fit_report_.n_iter
+        return self
+
+    def _training_data(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        """Validate the parameters and the data; returns the training Gram matrix and the (n, q)
+        {0,1} indicator the formulation's problem is built from (``fit`` and
+        :func:`mlsvm.testing.certify` share this path)."""
         check_solver(self.solver, self.solver_names())
         check_scalar(self.tol, "tol", low=0.0, low_open=True)
         check_scalar(self.max_iter, "max_iter", low=1, integer=True)
@@ -96,9 +105,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         self._indicator_dtype = given.str if given.kind in "biuf" else "|i1"  # predict returns Y's dtype
         gram = self._train_gram(X)
         self._set_target(target)
-        self.fit_report_ = self._fit(gram, target.Y)
-        self.n_iter_ = self.fit_report_.n_iter
-        return self
+        return gram, target.Y
 
     def _set_target(self, target: LabelTarget) -> None:
         self.n_labels_ = target.Y.shape[1]

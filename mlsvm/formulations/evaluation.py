@@ -53,14 +53,20 @@ class Evaluation:
     """A point graded by its formulation: objectives and scaled KKT residuals (∞-norms).
 
     ``kkt`` maps residual names (``primal``, ``dual``, ``complementarity``, ``gap``,
-    ``stationarity`` …) to scaled values; it is empty when no dual point was given.
-    ``extra`` carries model-specific by-products (e.g. training scores) that callers may reuse.
+    ``stationarity`` …) to scaled values; it is empty when no dual point was given. The primal
+    objective is that of the point with its optimal slacks; it means something only where
+    ``infeasibility`` is (near) zero.
+    ``extra`` carries by-products callers reuse: every formulation puts the training decision
+    values ``f_k(x_i)`` there as ``extra["scores"]`` (n, q), and may add its own (coefficients).
     """
 
     primal_objective: float
     dual_objective: float = float("nan")
     kkt: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict, repr=False)
+    #: scaled violation of the primal point's own constraints beyond the slacks (e.g. OvN's
+    #: ``Σ_k w_k = 0`` with hard w, ``Σ_k b_k = 0`` with hard b); 0 where there are none
+    infeasibility: float = 0.0
 
     @property
     def duality_gap(self) -> float:

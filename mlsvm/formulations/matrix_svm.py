@@ -247,14 +247,16 @@ def hessian_operator(problem: MatrixSVMProblem) -> LinearOperator:
 def evaluate(problem: MatrixSVMProblem, primal: dict, dual: dict | None = None) -> Evaluation:
     """Grade a point: the primal objective at ``W = X̄ᵀ coef`` and, with ``dual = {"alpha"}``, the
     dual objective and the dual QP's KKT residuals. ``primal = {"coef": Θ}`` (n, q); when it has
-    no ``coef`` the dual's is used (:func:`coef_from_dual`). ``extra["coef"]`` is Θ."""
+    no ``coef`` the dual's is used (:func:`coef_from_dual`). ``extra`` holds Θ (``coef``) and the
+    training decision values ``K̄ΘA`` (``scores``)."""
     if primal.get("coef") is None:
         if dual is None:
             raise ValueError("evaluate needs primal['coef'] or a dual point {'alpha'}")
         coef = coef_from_dual(problem, dual["alpha"])
     else:
         coef = np.asarray(primal["coef"], dtype=np.float64)
-    evaluation = Evaluation(primal_objective(problem, coef), extra={"coef": coef})
+    evaluation = Evaluation(primal_objective(problem, coef),
+                            extra={"coef": coef, "scores": problem.right(problem.gram_bar @ coef, "A")})
     if dual is not None:
         evaluation.dual_objective = dual_objective(problem, dual["alpha"])
         evaluation.kkt = kkt_residuals(problem, dual["alpha"])
