@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy.sparse import issparse
 
 from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
@@ -133,7 +134,10 @@ class MatrixSVM(KernelMultilabelEstimator):
             if problem.loss != "hinge" or problem.correlation is not None:
                 raise ValueError("solver='ipm' solves the hinge loss without a correlation matrix "
                                  f"(got loss={problem.loss!r}, correlation given: {problem.correlation is not None})")
+            # the interior point centres its factor ([X − 1mᵀ, 1] is dense): a sparse X is
+            # densified here, n × d with d + 1 ≤ MAX_WIDTH
             factor = self.X_fit_ if self.kernel == "linear" else gram_factor(problem.gram)
+            factor = factor.toarray() if issparse(factor) else factor
             return interior_point_box(factor, problem.signed, problem.C, tol=self.tol,
                                       max_iter=min(self.max_iter, IPM_MAX_ITER),
                                       name="MatrixSVM(solver='ipm')")
