@@ -8,6 +8,7 @@ each draw runs one (estimator, solver, kernel) combination, so all of them are c
 running every solver on every draw.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -197,3 +198,35 @@ def test_sparse_mm_first_basis_point_may_be_an_empty_row():
     for solver in ("fast", "greedy"):
         report = mlsvm.SMSVM(lam=0.1, kernel="linear", solver=solver, random_state=0).fit(X, y).fit_report_
         assert report.converged and abs(report.primal_objective - truth) <= 1e-7 * truth
+
+
+def test_cli_fits_and_cross_validates_sparse_files(tmp_path, capsys):
+    """``mlsvm fit`` / ``evaluate`` on a sparse ARFF file and a sparse ``.npz`` (through
+    ``datasets.load_file``): X stays CSR and the printed metrics equal the dense fit's."""
+    from mlsvm.cli import main
+    from mlsvm.datasets import load_file
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 6)) * (rng.random((30, 6)) < 0.4)
+    Y = (X[:, :2] + 0.3 * rng.standard_normal((30, 2)) > 0).astype(int)
+    header = "@relation s\n" + "".join(f"@attribute f{j} numeric\n" for j in range(6))
+    header += "@attribute l0 {0,1}\n@attribute l1 {0,1}\n@data\n"
+    rows = ["{" + ", ".join(f"{j} {float(v)!r}" for j, v in enumerate(np.r_[x, y]) if v != 0) + "}" for x, y in zip(X, Y)]
+    arff = tmp_path / "train.arff"
+    arff.write_text(header + "\n".join(rows) + "\n")
+    npz = tmp_path / "train.npz"
+    sp.save_npz(npz, sp.hstack([sp.csr_matrix(X), sp.csr_matrix(Y)]).tocsr())
+    dense = tmp_path / "dense.npz"
+    np.savez(dense, X=X, Y=Y)
+    assert sp.issparse(load_file(arff, 2).X) and sp.issparse(load_file(npz, 2).X)
+    outputs = []
+    for path in (arff, npz, dense):
+        assert main(["fit", "MatrixSVM", "--train", str(path), "--labels", "2", "--param", "kernel=linear"]) == 0
+        fitted = re.sub(r"[0-9.]+ s, ", "", capsys.readouterr().out)   # the solve time differs
+        assert main(["evaluate", str(path), "--labels", "2", "--model", "MatrixSVM", "--param", "kernel=linear",
+                     "--cv", "3"]) == 0
+        cross = capsys.readouterr().out
+        # the first lines name the file; what follows (objectives, gap, KKT, metrics) must agree
+        outputs.append((fitted.split("\n", 1)[1], cross.split("\n", 1)[1]))
+        assert "30 x 6, 2 labels" in fitted
+    assert outputs[0] == outputs[2] and outputs[1] == outputs[2]
