@@ -221,8 +221,11 @@ def test_cli_fits_and_cross_validates_sparse_files(tmp_path, capsys):
     assert sp.issparse(load_file(arff, 2).X) and sp.issparse(load_file(npz, 2).X)
     outputs = []
     for path in (arff, npz, dense):
-        assert main(["fit", "MatrixSVM", "--train", str(path), "--labels", "2", "--param", "kernel=linear"]) == 0
+        assert main(["fit", "MatrixSVM", "--train", str(path), "--labels", "2", "--param", "kernel=linear",
+                     "--out", str(tmp_path / "model.npz")]) == 0
         fitted = re.sub(r"[0-9.]+ s, ", "", capsys.readouterr().out)   # the solve time differs
+        assert main(["evaluate", str(path), "--labels", "2", "--saved", str(tmp_path / "model.npz")]) == 0
+        fitted += capsys.readouterr().out.split("\n", 1)[1]
         assert main(["evaluate", str(path), "--labels", "2", "--model", "MatrixSVM", "--param", "kernel=linear",
                      "--cv", "3"]) == 0
         cross = capsys.readouterr().out
@@ -230,3 +233,18 @@ def test_cli_fits_and_cross_validates_sparse_files(tmp_path, capsys):
         outputs.append((fitted.split("\n", 1)[1], cross.split("\n", 1)[1]))
         assert "30 x 6, 2 labels" in fitted
     assert outputs[0] == outputs[2] and outputs[1] == outputs[2]
+
+
+@pytest.mark.parametrize("name", ["RankSVM", "SMSVM"])
+def test_model_fitted_on_sparse_X_saves_and_loads(name, tmp_path):
+    """A fit on sparse X keeps X_fit_ as CSR; save_model stores its CSR arrays (no pickle)."""
+    from mlsvm.persistence import load_model, save_model
+
+    rng = np.random.default_rng(0)
+    X = sp.random(20, 6, density=0.4, random_state=1, format="csr")
+    y = np.arange(20) % 3
+    model = getattr(mlsvm, name)(kernel="rbf").fit(X, y)
+    loaded = load_model(save_model(model, tmp_path / "model.npz"))
+    assert sp.issparse(loaded.X_fit_) and (loaded.X_fit_ != model.X_fit_).nnz == 0
+    T = sp.csr_matrix(rng.standard_normal((5, 6)))
+    np.testing.assert_array_equal(loaded.decision_function(T), model.decision_function(T))
