@@ -60,9 +60,8 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
 
     # ---- shared machinery ---------------------------------------------------------------
     def fit(self, X, Y):
-        """Fit on ``X`` (n, d), dense or scipy sparse — or an (n, n) Gram matrix with
-        ``kernel="precomputed"`` — and ``Y``: an (n, q) {0,1} indicator, dense or sparse
-        (multilabel), or a 1-D class vector (multiclass)."""
+        """Fit on ``X`` (n, d) — or an (n, n) Gram matrix with ``kernel="precomputed"`` — and ``Y``:
+        an (n, q) {0,1} indicator (multilabel) or a 1-D class vector (multiclass)."""
         check_solver(self.solver, self._solvers)
         check_scalar(self.tol, "tol", low=0.0, low_open=True)
         check_scalar(self.max_iter, "max_iter", low=1, integer=True)
