@@ -32,7 +32,7 @@ _CSR = "__csr__"   # a sparse matrix (X_fit_ of a fit on sparse X) as its CSR ar
 _ALLOWED_DATACLASSES = {
     ("mlsvm.kernels", "Kernel"),
     ("mlsvm.threshold", "ThresholdPredictor"),
-    ("mlsvm.verification.report", "FitReport"),
+    ("mlsvm.report", "FitReport"),
 }
 
 

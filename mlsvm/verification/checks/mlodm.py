@@ -15,7 +15,7 @@ from mlsvm.data import ranking_pairs
 from mlsvm.estimators.mlodm import MLODM
 from mlsvm.formulations import mlodm
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multilabel_problems
 from mlsvm.verification.registry import Check, compare
 
@@ -62,7 +62,7 @@ def checks(quick: bool) -> list[Check]:
         def ground_truth(gram=gram, Y=Y, hyper=hyper, cache=cache):
             if "value" not in cache:
                 problem = mlodm.MLODMProblem(gram, ranking_pairs(Y), *hyper)
-                cache["value"] = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+                cache["value"] = solve(mlodm.cvxpy_primal(problem)[0], "CLARABEL")
             return cache["value"]
 
         for solver in SOLVERS:

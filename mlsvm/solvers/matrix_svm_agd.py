@@ -20,7 +20,7 @@ the clip ``K̄Bδ`` is a combination of the two last products, so each iteration
 (momentum reset when ``⟨δ − α_{t+1}, α_{t+1} − α_t⟩ > 0``). ``polish_every=m`` (hinge, A = I):
 every m iterations, each label whose relative gap is below ``POLISH_BELOW`` (after a failed
 attempt: a tenth of the gap it failed at), or whose gap fell by less than ``STALL_RATIO`` since
-the previous check (with a doubling back-off after failures), gets an active-set candidate (:mod:`mlsvm.solvers.polish`;
+the previous check (with a doubling back-off after failures), gets an active-set candidate (:mod:`mlsvm.solvers.matrix_svm_polish`;
 these labels step together, one product per step), kept only if *its* gap meets the tolerance; the
 AGD iterates are otherwise untouched.
 
@@ -45,9 +45,9 @@ import time
 import numpy as np
 from scipy.sparse.linalg import eigsh
 
-from mlsvm.solvers.bias_prox import prox_box_bias
-from mlsvm.solvers.polish import polish_labels
-from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
+from mlsvm.solvers.matrix_svm_bias_prox import prox_box_bias
+from mlsvm.solvers.matrix_svm_polish import polish_labels
+from mlsvm.solvers.result import CertifiedStop, SolverResult, relative_gap, warn_not_converged, warn_stalled
 
 __all__ = ["lambda_max", "lipschitz_constant", "solve_dual_agd", "solve_label_by_label"]
 
@@ -107,12 +107,15 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
                    loss: str = "hinge", lipschitz: str | float = "exact", restart: bool = True,
                    clip_extrapolation: bool = False, tol: float = 1e-6, max_iter: int = 20_000,
                    polish_every: int = 0, split_bias: bool = False, alpha0: np.ndarray | None = None,
-                   callback=None, name: str = "agd") -> SolverResult:
+                   certificate=None, callback=None, name: str = "agd") -> SolverResult:
     """Minimise the dual of the module docstring from ``alpha0`` (default 0, as Alg. 1).
 
     ``gram_bar`` is ``K + 11ᵀ`` (n, n); ``signed`` the ±1 labels (n, q); ``correlation`` A (q, q) or
     None. Returns ``dual={"alpha"}``, ``primal={"coef": (α∘Ys)Aᵀ}``; ``history`` has the total
-    primal, dual and relative gap per iteration. ``callback(t, alpha)`` is called each iteration.
+    primal, dual and stopping value per iteration. ``callback(t, primal, dual)`` is called each
+    iteration. ``certificate(alpha) -> float`` (optional): the largest scaled KKT residual the
+    point will be graded on; the run stops only when it too is ``≤ tol`` (:class:`CertifiedStop`:
+    otherwise every block's gap target is divided by 10 and the blocks go on).
     """
     start = time.perf_counter()
     n, q = signed.shape
@@ -145,7 +148,8 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
     stall_backoff = np.ones(n_blocks)                 # doubled after each failed attempt
     polish_scale = 1.0 / float(np.mean(np.diag(gram_bar)))   # c of the active-set guess α − c∇g
     block_gap = np.full(n_blocks, np.inf)
-    history = {"primal": [], "dual": [], "relative_gap": [], "n_active_blocks": []}
+    history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": [], "n_active_blocks": []}
+    stop, certified = CertifiedStop(tol, certificate), False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         columns = np.flatnonzero(active[block_of])
@@ -191,11 +195,11 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
         block_z_next = np.ones(n_blocks)
         block_z_next[block_of[columns]] = z_next        # equal within a block
         momentum[blocks] = np.where(restart_now[blocks], 1.0, block_z_next[blocks])
-        done = relative <= tol
+        done = relative <= stop.target
         if loss == "squared":   # α free: also the scaled stationarity ‖∇g‖∞ (the gap is only quadratic in it)
             fitted = Ys * new_scores + ridge * new
             stationarity = np.abs(fitted - 1.0).max(axis=0) / (1.0 + np.maximum(np.abs(fitted).max(axis=0), 1.0))
-            done &= np.maximum.reduceat(stationarity, _starts(block_of[columns])) <= tol
+            done &= np.maximum.reduceat(stationarity, _starts(block_of[columns])) <= stop.target
         active[blocks[done]] = False
         block_gap[blocks] = relative
         if polish_every and n_iter % polish_every == 0 and loss == "hinge" and label_gram is None:
@@ -209,7 +213,7 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
             if ready.size:
                 candidate, candidate_scores, polished = _polish(gram_bar, signed[:, ready], C, polish_scale,
                                                                 alpha[:, ready], scores[:, ready])
-                accept = polished <= tol
+                accept = polished <= stop.target
                 kept = ready[accept]
                 alpha[:, kept], scores[:, kept] = candidate[:, accept], candidate_scores[:, accept]
                 active[kept], block_gap[kept] = False, polished[accept]
@@ -218,22 +222,32 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
                 stall_backoff[failed] *= 2.0
                 stall_wait[failed] = stall_backoff[failed]
         if callback is not None:
-            callback(n_iter, alpha)
+            callback(n_iter, {"coef": _coef(alpha, signed, correlation)}, {"alpha": alpha})
         _record(history, signed, alpha, scores, C, loss, ridge, int(active.sum()))
         if not active.any():
-            break
-    converged = not active.any()
+            certified = stop.accept(alpha)
+            if certified or stop.stalled:
+                break
+            active[:] = True       # the certificate asks more: every block to the tighter target
+    converged = certified
     worst_gap = float(block_gap.max())
-    if not converged:
+    if stop.stalled:
+        warn_stalled(name, STOP_RULE, worst_gap, stop.residual, tol)
+    elif not converged:
         warn_not_converged(name, STOP_RULE, worst_gap, tol, max_iter)
-    coef = alpha * signed if correlation is None else (alpha * signed) @ correlation.T
+    coef = _coef(alpha, signed, correlation)
     return SolverResult(primal={"coef": coef}, dual={"alpha": alpha}, converged=converged, n_iter=n_iter,
                         stop_value=worst_gap, stop_rule=STOP_RULE, solve_time=time.perf_counter() - start,
                         history=history, solver=name)
 
 
+def _coef(alpha, signed, correlation):
+    """``Θ = (α∘Ys)Aᵀ`` (module docstring)."""
+    return alpha * signed if correlation is None else (alpha * signed) @ correlation.T
+
+
 def _polish(gram_bar, signed, C, scale, alpha, scores):
-    """Polished candidates for some labels (:func:`mlsvm.solvers.polish.polish_labels`,
+    """Polished candidates for some labels (:func:`mlsvm.solvers.matrix_svm_polish.polish_labels`,
     ``POLISH_STEPS`` active-set steps from the sets of ``α − scale·∇g``): ``(α, K̄(α∘Ys), relative
     duality gap per label)``. The caller keeps a label's candidate only when its gap meets ``tol``."""
     candidate, candidate_scores = polish_labels(gram_bar, signed, alpha, C, gradient=signed * scores - 1.0,
@@ -259,6 +273,7 @@ def _record(history, signed, alpha, scores, C, loss, ridge, n_active) -> None:
     dual = float(alpha.sum()) - 0.5 * quadratic - 0.5 * ridge * float(np.sum(alpha * alpha))
     history["primal"].append(primal)
     history["dual"].append(dual)
+    history["stop_value"].append(float(relative_gap(primal, dual)))
     history["relative_gap"].append(relative_gap(primal, dual))
     history["n_active_blocks"].append(n_active)
 
