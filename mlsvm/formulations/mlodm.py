@@ -25,6 +25,12 @@ negated dual (a maximisation) so ``duality_gap = primal − dual ≥ 0``. Eq. (1
 The dual is the non-negative QP ``min ½ ηᵀPη + qᵀη`` in ``η = [α; β]`` with
 ``P = [[G + D, −G], [−G, G + D/μ]]``, ``G = SᵀKS`` (``S`` = scatter), ``D = diag(n_t/C)``,
 ``q = [(θ − 1)·1; (θ + 1)·1]``. ``P`` is only ever applied (a LinearOperator), never formed.
+
+Two problem types share every function of this module: :class:`MLODMProblem` holds a Gram matrix,
+:class:`LinearMLODMProblem` the features ``X`` of the linear kernel (dense or scipy sparse) and
+never forms ``K = X Xᵀ``: both apply ``K`` through ``kernel_product`` and give CVXPY a factor
+``K = L Lᵀ`` through ``factor``, so objectives, gradients and :func:`kkt_residuals` cost
+O(nnz(X)·q + T) for the linear kernel.
 """
 
 from __future__ import annotations
@@ -35,10 +41,12 @@ import cvxpy as cp
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from mlsvm.data import RankingPairs, check_scalar
+from scipy.sparse import csr_matrix, issparse
+
+from mlsvm.data import RankingPairs, check_scalar, check_X
 from mlsvm.kernels import gram_factor
 
-__all__ = ["MLODMProblem", "primal_problem", "dual_problem", "primal_objective", "dual_objective",
+__all__ = ["MLODMProblem", "LinearMLODMProblem", "primal_problem", "dual_problem", "primal_objective", "dual_objective",
            "coef_from_dual", "pair_margins", "kkt_residuals", "dual_gradient", "check_hyperparameters"]
 
 
@@ -71,6 +79,68 @@ class MLODMProblem:
         """``n_t = |Y_i||Ȳ_i|`` per pair."""
         return 1.0 / self.pairs.weight
 
+    def kernel_product(self, coef: np.ndarray) -> np.ndarray:
+        """``K @ coef``."""
+        return self.gram @ coef
+
+    def factor(self) -> np.ndarray:
+        """A factor ``L`` with ``L Lᵀ = K`` (for the CVXPY problems)."""
+        return gram_factor(self.gram)
+
+
+@dataclass(frozen=True)
+class LinearMLODMProblem:
+    """An mLODM problem with the linear kernel, given by its features: ``K = X Xᵀ`` is never formed.
+
+    ``features`` is a dense ``(n, d)`` array or a scipy sparse matrix (kept as CSR float64). Every
+    function of this module accepts it in place of an :class:`MLODMProblem`; ``w_k = Σ_i B_ik x_i``
+    is the column ``k`` of ``W = Xᵀ B`` (:meth:`weights`).
+    """
+
+    features: object
+    pairs: RankingPairs
+    C: float = 1.0
+    theta: float = 0.5
+    mu: float = 0.5
+
+    def __post_init__(self):
+        check_hyperparameters(self.C, self.theta, self.mu)
+        if issparse(self.features):
+            features = csr_matrix(self.features, dtype=np.float64)
+            if features.ndim != 2 or 0 in features.shape:
+                raise ValueError(f"features must be a non-empty 2-D matrix; got shape {features.shape}")
+            if not np.all(np.isfinite(features.data)):
+                raise ValueError("features contains NaN or infinite value(s); every entry must be finite")
+            features.sum_duplicates()
+        else:
+            features = check_X(self.features, "features")
+        if features.shape[0] != self.pairs.n_samples:
+            raise ValueError(f"features has {features.shape[0]} rows; expected {self.pairs.n_samples} (one per instance)")
+        object.__setattr__(self, "features", features)
+
+    @property
+    def pair_size(self) -> np.ndarray:
+        """``n_t = |Y_i||Ȳ_i|`` per pair."""
+        return 1.0 / self.pairs.weight
+
+    @property
+    def gram(self) -> np.ndarray:
+        """The dense ``X Xᵀ`` (n × n): for comparisons with :class:`MLODMProblem` only."""
+        product = self.features @ self.features.T
+        return product.toarray() if issparse(product) else np.asarray(product)
+
+    def weights(self, coef: np.ndarray) -> np.ndarray:
+        """``W = Xᵀ coef`` (d × q): ``w_k = Σ_i coef_ik x_i``."""
+        return np.asarray(self.features.T @ coef)
+
+    def kernel_product(self, coef: np.ndarray) -> np.ndarray:
+        """``K @ coef = X (Xᵀ coef)`` in O(nnz(X)·q)."""
+        return np.asarray(self.features @ self.weights(coef))
+
+    def factor(self) -> np.ndarray:
+        """``X`` itself (dense): ``X Xᵀ = K``."""
+        return self.features.toarray() if issparse(self.features) else self.features
+
 
 def coef_from_dual(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """Eq. (16)/(20): ``B = scatter(α − β)``, so ``w_k = Σ_i B_ik φ(x_i)``."""
@@ -79,13 +149,13 @@ def coef_from_dual(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -
 
 def pair_margins(problem: MLODMProblem, coef: np.ndarray) -> np.ndarray:
     """``m_t = F[i,k] − F[i,l]`` with training scores ``F = K B``."""
-    return problem.pairs.gather(problem.gram @ coef)
+    return problem.pairs.gather(problem.kernel_product(coef))
 
 
 def primal_objective(problem: MLODMProblem, coef: np.ndarray, scores: np.ndarray | None = None) -> float:
     """Eq. (15) at ``w_k = Σ_i coef_ik φ(x_i)`` with the optimal slacks (module docstring).
     ``scores`` (``K @ coef``) may be passed when already known."""
-    scores = problem.gram @ coef if scores is None else scores
+    scores = problem.kernel_product(coef) if scores is None else scores
     margins = problem.pairs.gather(scores)
     below = np.maximum(0.0, 1.0 - problem.theta - margins)
     above = np.maximum(0.0, margins - 1.0 - problem.theta)
@@ -97,7 +167,7 @@ def dual_objective(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
                    scores: np.ndarray | None = None) -> float:
     """Minus the objective of eq. (18) (the dual as a maximisation) at ``α, β``."""
     coef = coef_from_dual(problem, alpha, beta)
-    scores = problem.gram @ coef if scores is None else scores
+    scores = problem.kernel_product(coef) if scores is None else scores
     size = problem.pair_size
     penalty = size @ (alpha * alpha + beta * beta / problem.mu) / (2.0 * problem.C)
     linear = (1.0 - problem.theta) * alpha.sum() - (1.0 + problem.theta) * beta.sum()
@@ -145,7 +215,7 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) ->
 def primal_problem(problem: MLODMProblem):
     """CVXPY primal (eq. 15) in the coordinates of a factor ``K = L Lᵀ`` (``φ(x_i) ↦ L_i``):
     variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``."""
-    factor = gram_factor(problem.gram)
+    factor = problem.factor()
     pairs = problem.pairs
     V = cp.Variable((factor.shape[1], pairs.n_labels))
     xi = cp.Variable(pairs.n_pairs)
@@ -161,7 +231,7 @@ def primal_problem(problem: MLODMProblem):
 def dual_problem(problem: MLODMProblem):
     """CVXPY dual (eq. 18) as a minimisation; the primal optimum is ``−problem.value``.
     Returns ``(cp.Problem, {"alpha", "beta"})``."""
-    factor = gram_factor(problem.gram)
+    factor = problem.factor()
     pairs = problem.pairs
     alpha = cp.Variable(pairs.n_pairs, nonneg=True)
     beta = cp.Variable(pairs.n_pairs, nonneg=True)
