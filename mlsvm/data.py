@@ -219,7 +219,7 @@ class RankingPairs:
         return np.diff(self.offsets)
 
     @cached_property
-    def _flat_index(self) -> tuple[np.ndarray, np.ndarray]:
+    def flat_index(self) -> tuple[np.ndarray, np.ndarray]:
         """Row-major positions ``i·q + k`` and ``i·q + l`` of each pair's two entries (1-D
         indexing and ``bincount`` are several times faster than 2-D indexing and ``add.at``)."""
         return self.instance * self.n_labels + self.relevant, self.instance * self.n_labels + self.irrelevant
@@ -227,7 +227,7 @@ class RankingPairs:
     def gather(self, F: np.ndarray) -> np.ndarray:
         """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F``."""
         flat = np.ravel(F)
-        positive, negative = self._flat_index
+        positive, negative = self.flat_index
         return flat[positive] - flat[negative]
 
     def gather_matrix(self, order: str = "C"):
@@ -250,7 +250,7 @@ class RankingPairs:
     def scatter(self, values: np.ndarray) -> np.ndarray:
         """Adjoint of :meth:`gather`: the ``(n, q)`` matrix ``Σ_t values_t c^k_t`` per instance."""
         size = self.n_samples * self.n_labels
-        positive, negative = self._flat_index
+        positive, negative = self.flat_index
         values = np.asarray(values, dtype=np.float64)
         out = np.bincount(positive, values, minlength=size) - np.bincount(negative, values, minlength=size)
         return out.reshape(self.n_samples, self.n_labels)

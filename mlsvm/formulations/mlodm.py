@@ -199,17 +199,31 @@ def _dual_operator(problem: MLODMProblem) -> LinearOperator:
     return LinearOperator((2 * T, 2 * T), matvec=matvec, rmatvec=matvec, dtype=np.float64)
 
 
-def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> dict[str, float]:
+def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
+                  margins: np.ndarray | None = None) -> dict[str, float]:
     """Scaled KKT residuals of the dual QP (eq. 18) at ``(α, β)`` with the implied bound multipliers
     ``z = −∇`` (a negative gradient component is dual infeasibility; ``η_j ∇_j ≠ 0`` shows up as
-    complementarity). See :func:`mlsvm.verification.residuals.qp_residuals`."""
+    complementarity). See :func:`mlsvm.verification.residuals.qp_residuals`.
+
+    ``margins`` (the pair margins of ``w(α, β)``) may be passed when already known: ``P η = ∇ − q``
+    is then formed from them, with no further product with ``K``."""
     from mlsvm.verification.residuals import qp_residuals
 
     T = problem.pairs.n_pairs
     eta = np.concatenate([alpha, beta])
     linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
-    gradient = np.concatenate(dual_gradient(problem, alpha, beta))
-    return qp_residuals(_dual_operator(problem), linear, eta, lb=np.zeros(2 * T), ub=None, z_box=-gradient)
+    if margins is None:
+        margins = pair_margins(problem, coef_from_dual(problem, alpha, beta))
+    gradient = np.concatenate(dual_gradient(problem, alpha, beta, margins))
+    product_at_eta = gradient - linear
+    full = _dual_operator(problem)
+
+    def matvec(vector):
+        vector = np.ravel(vector)
+        return product_at_eta if np.array_equal(vector, eta) else full.matvec(vector)
+
+    operator = LinearOperator((2 * T, 2 * T), matvec=matvec, rmatvec=matvec, dtype=np.float64)
+    return qp_residuals(operator, linear, eta, lb=np.zeros(2 * T), ub=None, z_box=-gradient)
 
 
 def primal_problem(problem: MLODMProblem):

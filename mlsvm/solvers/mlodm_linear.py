@@ -56,7 +56,7 @@ from mlsvm.data import check_scalar
 from mlsvm.formulations import mlodm
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
-__all__ = ["METHODS", "solve_linear"]
+__all__ = ["METHODS", "certificate", "solve_linear"]
 
 METHODS = ("newton", "dcd")
 STOP_RULE = "max(relative duality gap, scaled KKT residuals)"
@@ -81,7 +81,7 @@ def certificate(problem: mlodm.LinearMLODMProblem, alpha: np.ndarray, beta: np.n
     primal = mlodm.primal_objective(problem, coef, scores)
     dual = mlodm.dual_objective(problem, alpha, beta, scores)
     gap = float(relative_gap(primal, dual))
-    kkt = mlodm.kkt_residuals(problem, alpha, beta)
+    kkt = mlodm.kkt_residuals(problem, alpha, beta, problem.pairs.gather(scores))
     return {"W": weights, "primal": primal, "dual": dual, "gap": gap, "kkt": kkt,
             "stop_value": max(gap, *kkt.values())}
 
@@ -188,13 +188,19 @@ def _newton(problem, tol, max_iter, random_state, callback):
 def _newton_direction(X, squared, pairs, curvature, gradient):
     """``H p = −∇f`` by CG preconditioned with ``diag(H)``; returns ``(p, Hessian products)``.
     Any number of CG steps from 0 gives a descent direction, so the cap only costs speed."""
-    def hessian(V):
-        return V + np.asarray(X.T @ pairs.scatter(curvature * pairs.gather(np.asarray(X @ V))))
+    n, q = pairs.n_samples, pairs.n_labels
+    positive, negative = pairs.flat_index
+    per_entry = np.bincount(positive, curvature, n * q) + np.bincount(negative, curvature, n * q)
+    diagonal = 1.0 + np.asarray(squared.T @ per_entry.reshape(n, q))
+    active = np.flatnonzero(curvature)          # pairs inside the band add nothing to H
+    positive, negative, curvature = positive[active], negative[active], curvature[active]
 
-    positive, negative = pairs._flat_index
-    size = pairs.n_samples * pairs.n_labels
-    per_entry = (np.bincount(positive, curvature, size) + np.bincount(negative, curvature, size))
-    diagonal = 1.0 + np.asarray(squared.T @ per_entry.reshape(pairs.n_samples, pairs.n_labels))
+    def hessian(V):
+        scores = np.asarray(X @ V).ravel()
+        values = curvature * (scores[positive] - scores[negative])
+        middle = np.bincount(positive, values, n * q) - np.bincount(negative, values, n * q)
+        return V + np.asarray(X.T @ middle.reshape(n, q))
+
     norm = np.linalg.norm(gradient)
     target = CG_FORCING * min(1.0, np.sqrt(norm)) * norm
     solution = np.zeros_like(gradient)
