@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.sparse import csr_matrix, issparse
@@ -281,9 +282,17 @@ class RankingPairs:
         """``|Y_i||Ȳ_i|`` per instance (0 for instances without pairs)."""
         return np.diff(self.offsets)
 
+    @cached_property
+    def flat_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row-major positions ``i·q + k`` and ``i·q + l`` of each pair's two entries (1-D
+        indexing and ``bincount`` are several times faster than 2-D indexing and ``add.at``)."""
+        return self.instance * self.n_labels + self.relevant, self.instance * self.n_labels + self.irrelevant
+
     def gather(self, F: np.ndarray) -> np.ndarray:
         """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F``."""
-        return F[self.instance, self.relevant] - F[self.instance, self.irrelevant]
+        flat = np.ravel(F)
+        positive, negative = self.flat_index
+        return flat[positive] - flat[negative]
 
     def gather_matrix(self, order: str = "C"):
         """:meth:`gather` as a sparse ``T × nq`` matrix acting on ``vec(F)``: row t has +1 at
@@ -304,9 +313,10 @@ class RankingPairs:
 
     def scatter(self, values: np.ndarray) -> np.ndarray:
         """Adjoint of :meth:`gather`: the ``(n, q)`` matrix ``Σ_t values_t c^k_t`` per instance."""
-        out = np.zeros(self.n_samples * self.n_labels)
-        np.add.at(out, self.instance * self.n_labels + self.relevant, values)
-        np.subtract.at(out, self.instance * self.n_labels + self.irrelevant, values)
+        size = self.n_samples * self.n_labels
+        positive, negative = self.flat_index
+        values = np.asarray(values, dtype=np.float64)
+        out = np.bincount(positive, values, minlength=size) - np.bincount(negative, values, minlength=size)
         return out.reshape(self.n_samples, self.n_labels)
 
 
