@@ -1,6 +1,6 @@
 """mLODM with the linear kernel (run by hand): the Gram-free exact solver
 (:func:`mlsvm.solvers.mlodm_linear.solve_linear`) against the Gram-based "fast" route (dual BCD +
-whole-dual active-set polish, :func:`mlsvm.solvers.bcd.solve_bcd`), a binary ODM dual coordinate
+whole-dual active-set polish, :func:`mlsvm.solvers.mlodm_bcd.solve_bcd`), a binary ODM dual coordinate
 descent written here, and CVXPY.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_mlodm_linear.py [--rounds 3] [--skip-cvxpy] [--skip-dcd]
@@ -31,11 +31,11 @@ from sklearn.preprocessing import MinMaxScaler
 from mlsvm.data import ranking_pairs
 from mlsvm.datasets import load_yeast, make_multilabel
 from mlsvm.formulations import mlodm
-from mlsvm.solvers.bcd import solve_bcd
+from mlsvm.solvers.mlodm_bcd import solve_bcd
 from mlsvm.solvers.mlodm_linear import solve_linear
 from mlsvm.solvers.result import relative_gap
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import relative_difference
 
 C, THETA, MU, TOL = 1.0, 0.5, 0.5, 1e-6
 
@@ -144,7 +144,7 @@ def main():
               f"{relative_difference(dcd.history['primal'][-1], new.history['primal'][-1]):.1e}"
               + (f"  [{caught[0].message}]" if caught else ""))
     if not args.skip_cvxpy:
-        value, elapsed = timed(lambda: solve(mlodm.primal_problem(linear)[0], "CLARABEL"))
+        value, elapsed = timed(lambda: solve(mlodm.cvxpy_primal(linear)[0], "CLARABEL"))
         print(f"  CVXPY primal (Clarabel) {elapsed:7.3f} s (one run)  value {value:.12g}  rel. diff to newton "
               f"{relative_difference(value, new.history['primal'][-1]):.1e}  ratio CVXPY / newton "
               f"{elapsed / newton_time:.0f} (newton's median)")

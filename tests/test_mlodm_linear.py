@@ -14,10 +14,10 @@ from sklearn.preprocessing import MinMaxScaler
 from mlsvm.data import ranking_pairs
 from mlsvm.datasets import load_emotions, make_multilabel
 from mlsvm.formulations import mlodm
-from mlsvm.solvers.bcd import solve_bcd
+from mlsvm.solvers.mlodm_bcd import solve_bcd
 from mlsvm.solvers.mlodm_linear import certificate, solve_linear
-from mlsvm.verification.cvxpy_tools import solve_checked
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve_checked
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import tolerance
 from tests.mlodm_problems import linear_mlodm_problems, random_dual_point
 
@@ -49,8 +49,8 @@ def assert_certified(result, problem, tol=TOL):
 def test_newton_and_dcd_reach_the_cvxpy_optimum_of_primal_and_dual(drawn):
     """Ground truth: the CVXPY primal (eq. 15) and dual (eq. 18), each on Clarabel and OSQP."""
     problem, _ = drawn
-    primal = solve_checked(lambda: mlodm.primal_problem(problem)[0], rtol=1e-7)
-    dual = solve_checked(lambda: mlodm.dual_problem(problem)[0], rtol=1e-7)
+    primal = solve_checked(lambda: mlodm.cvxpy_primal(problem)[0], rtol=1e-7)
+    dual = solve_checked(lambda: mlodm.cvxpy_dual(problem)[0], rtol=1e-7)
     truth = primal.values["CLARABEL"]
     assert relative_difference(truth, -dual.values["CLARABEL"]) <= 1e-7
     for method, tol in (("newton", TOL), ("dcd", DCD_TOL)):
