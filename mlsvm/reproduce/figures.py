@@ -44,7 +44,7 @@ def _rank_svm():
     runs = _histories({"ipm (fast, linear kernel)": RankSVM(C=1.0, solver="ipm").fit(X, Y),
                        "alm (fast, other kernels)": RankSVM(C=1.0, solver="alm").fit(X, Y)})
     frank_wolfe = RankSVM(C=1.0, solver="frank-wolfe", tol=1e-3, max_iter=2000).fit(X, Y).fit_report_.history
-    runs["frank-wolfe (dual objective, FW gap)"] = {"objective": frank_wolfe["dual_objective"],
+    runs["frank-wolfe (dual objective, FW gap)"] = {"objective": frank_wolfe["dual"],
                                                     "gap": frank_wolfe["fw_gap"]}
     return [("convergence", "Rank-SVM solvers on a toy multilabel problem (60 × 5, 4 labels, linear, C = 1): "
              "relative gap of the interior point and the ALM, dual objective and FW gap of Frank–Wolfe",

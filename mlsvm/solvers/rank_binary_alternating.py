@@ -151,12 +151,14 @@ def _secant_lambda(lam_used, svm_norms, previous, free):
 
 
 def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: float = 1e-7,
-                          max_iter: int = 1000, inner_tol: float | None = None) -> SolverResult:
+                          max_iter: int = 1000, inner_tol: float | None = None, callback=None) -> SolverResult:
     """Solve Problem 3 by alternating maximisation of its dual (module docstring).
 
     Returns a :class:`SolverResult` with ``primal = {"coef", "b"}`` (``w_k = Σ_i coef_ik φ(x_i)``)
-    and ``dual = {"alpha", "lam"}``; ``history`` holds the primal, dual and relative gap per
-    iteration. ``inner_tol`` (LIBSVM's stopping tolerance) defaults to ``min(1e-3, 1e-3·tol)``.
+    and ``dual = {"alpha", "lam"}``; ``history`` holds the primal, dual, stopping value and relative
+    gap per iteration (the stopping value is the relative gap). ``inner_tol`` (LIBSVM's stopping
+    tolerance) defaults to ``min(1e-3, 1e-3·tol)``. ``callback(iteration, primal, dual)`` is called
+    each iteration with the current point as dicts of the same names.
     """
     start = time.perf_counter()
     inner_tol = min(1e-3, 1e-3 * tol) if inner_tol is None else inner_tol
@@ -171,7 +173,7 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
     lam = np.where(two_signs, 1.0 / max(1, two_signs.sum()), 0.0)
     alpha = np.zeros((n, q))
     beta = np.zeros((n, q))
-    history = {"primal": [], "dual": [], "relative_gap": []}
+    history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": []}
     gap, converged, iteration, phase_start = np.inf, False, 0, 0
     coef, b = np.zeros((n, q)), np.zeros(q)
     previous, best, anchor, rho, trial_was_mm = None, None, None, 1.0, True
@@ -192,7 +194,7 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
             coef[:, k] = formulation.coefficients_from_factor(factor, lp[k][1][:, None])[:, 0]
         raw = problem.gram @ coef
         b = np.array([formulation.optimal_bias(raw[:, k], Ys[:, k]) for k in range(q)])
-        mapped, mapped_b, lam = formulation.primal_from_dual(problem, np.where(switched, 0.0, alpha))
+        mapped, mapped_b, lam = formulation.coef_from_dual(problem, np.where(switched, 0.0, alpha))
         lam[switched] = 0.0
         primal = formulation.primal_objective(problem, coef, b)
         # second upper bound: the dual map (equal norms S/2 on the free labels), LP points kept
@@ -204,9 +206,10 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
             primal, coef, b = mapped_primal, mapped, mapped_b
         dual = formulation.dual_objective(problem, alpha)
         gap = relative_gap(primal, dual)
-        history["primal"].append(primal)
-        history["dual"].append(dual)
-        history["relative_gap"].append(gap)
+        for key, value in zip(history, (primal, dual, gap, gap)):
+            history[key].append(value)
+        if callback is not None:
+            callback(iteration, {"coef": coef, "b": b}, {"alpha": alpha, "lam": lam})
         improved = best is None or gap < best[0]
         if improved:
             best = (gap, coef.copy(), b.copy(), alpha.copy(), lam.copy())
