@@ -59,9 +59,11 @@ STOP_RULE = "relative duality gap and scaled KKT residuals"
 BOUND_TOL = 1e-11
 MARGIN_TOL = 1e-10
 #: PDAS iterations per label solve before LIBSVM restarts it (tight tolerance), then gives up
-PDAS_MAX_ITER = 40
+PDAS_MAX_ITER = 100
 #: restarts of the shortened path-following in a label solve before LIBSVM restarts it
-PATH_STEPS = 20
+PATH_STEPS = 12
+#: largest C_k (scaled Gram, max diag 1) LIBSVM starts a label at
+START_C = 10.0
 RESTART_SVC_TOL = 1e-8
 #: label root search: largest factor C_k moves in one step, and its iteration cap
 MAX_STEP_FACTOR = 1e2
@@ -85,7 +87,11 @@ class _Label:
         self.status = None   # 0: β = 0, 1: free, 2: β = c
         self.c = c
         self.flats = {}      # ‖w‖² value of every flat segment met -> (lo, hi, state)
-        self._start(c, tol=1e-3)
+        # LIBSVM is slow and inaccurate at a large C (x·1e6 with a linear kernel is C·1e12 here):
+        # start it at most at START_C and follow the path to c with warm PDAS solves
+        self._start(min(c, START_C), tol=1e-3)
+        if c > START_C:
+            self.solve(START_C)
         self.solve(c)
 
     def _start(self, c, tol):
@@ -134,25 +140,34 @@ class _Label:
         return low, high, enter_low | enter_high, margin
 
     def _pdas(self, c, status):
-        """Primal–dual active set iterations from ``status``; returns the solved status or None."""
-        best = np.inf
-        stalled = 0
+        """Primal–dual active set iterations from ``status``; returns the solved status or None.
+
+        Full PDAS swaps every violator at once (fast from a warm start, but it can cycle on
+        non-M-matrix problems — measured: a period-6 cycle on a 9-point problem); when the number of
+        violators stops falling it switches to swapping only the largest violation per step."""
+        best, stalled, single = np.inf, 0, False
         for _ in range(PDAS_MAX_ITER):
             if not np.any(status == 1):   # the bias needs a free equation: the point nearest the margin
                 scores = self.gram @ np.where(status == 2, c * self.y, 0.0)
                 margin = self.y * (scores + formulation.optimal_bias(scores, self.y))
                 status[np.argmin(np.abs(margin - 1.0))] = 1
             p, q, bp, bq = self._kkt(status)
-            low, high, enter, _ = self._violations(status, p, q, bp, bq, c)
+            low, high, enter, margin = self._violations(status, p, q, bp, bq, c)
             count = low.sum() + high.sum() + enter.sum()
             if count == 0:
                 return status, (p, q, bp, bq)
             stalled = stalled + 1 if count >= best else 0
             best = min(best, count)
-            if stalled >= 8:
-                return None, None
+            single = single or stalled >= 2
             status = status.copy()
-            status[low], status[high], status[enter] = 0, 2, 1
+            if single:
+                beta = self.y * (p + c * q)
+                size = np.where(low, -beta / c, 0.0) + np.where(high, beta / c - 1.0, 0.0) \
+                    + np.where(enter, np.abs(margin - 1.0), 0.0)
+                worst = int(np.argmax(size))
+                status[worst] = 0 if low[worst] else 2 if high[worst] else 1
+            else:
+                status[low], status[high], status[enter] = 0, 2, 1
         return None, None
 
     def _try(self, c):
@@ -373,8 +388,9 @@ class _Waterfill:
 
 
 def _next_t(t, S, slope, t_lo, t_hi, breakpoints):
-    """Safeguarded Newton step on log S(t) = 0 in log t; geometric bisection outside the bracket; a
-    known jump point r_k crossed by the step is tried first."""
+    """Safeguarded Newton step on log S(t) = 0 in log t; geometric bisection outside the bracket (×4
+    or ÷4 before it is closed); once it is closed, a known jump point r_k crossed by the step is
+    tried first."""
     candidate = None
     if S > 0 and slope < 0:
         candidate = t * np.exp(np.clip(-np.log(S) / (t * slope / S), -50.0, 50.0))
@@ -382,9 +398,9 @@ def _next_t(t, S, slope, t_lo, t_hi, breakpoints):
         if t_lo > 0 and np.isfinite(t_hi):
             candidate = np.sqrt(t_lo * t_hi)
         else:
-            candidate = t * 4.0 if S < 1 else t / 4.0
+            candidate = t * 4.0 if S > 1 else t / 4.0   # S > 1: t too small
     crossed = [r for r in breakpoints if t_lo < r < t_hi and min(t, candidate) <= r <= max(t, candidate)
-               and r != t]
+               and r != t] if t_lo > 0 and np.isfinite(t_hi) else []
     if crossed:
         candidate = min(crossed, key=lambda r: abs(r - t))
     return candidate
