@@ -57,9 +57,12 @@ __all__ = ["solve_rank_binary_waterfill"]
 STOP_RULE = "relative duality gap and scaled KKT residuals"
 #: PDAS: a coefficient is at a bound / a margin is violated beyond these (relative) tolerances
 BOUND_TOL = 1e-11
-MARGIN_TOL = 1e-10
+MARGIN_TOL = 1e-9
+#: a free point's margin this far from 1 means the free equations were inconsistent (not round-off:
+#: an ill-conditioned K_FF leaves ~3e-10 on yeast/linear)
+INCONSISTENT_TOL = 1e-7
 #: PDAS iterations per label solve before LIBSVM restarts it (tight tolerance), then gives up
-PDAS_MAX_ITER = 100
+PDAS_MAX_ITER = 40
 #: restarts of the shortened path-following in a label solve before LIBSVM restarts it
 PATH_STEPS = 12
 #: largest C_k (scaled Gram, max diag 1) LIBSVM starts a label at
@@ -133,8 +136,12 @@ class _Label:
         coef = p + c * q
         beta = self.y * coef
         margin = self.y * (self.gram @ coef + bp + c * bq)
-        low = (status == 1) & (beta < -BOUND_TOL * c)
-        high = (status == 1) & (beta > c * (1 + BOUND_TOL))
+        # a free point off its margin: the free equations were inconsistent (a singular K_FF, e.g. a
+        # linear kernel with more free points than its rank + 1; lstsq then fits them only in least
+        # squares): it leaves F for the bound its margin asks for
+        off = (status == 1) & (np.abs(margin - 1.0) > INCONSISTENT_TOL)
+        low = (status == 1) & ((beta < -BOUND_TOL * c) | (off & (margin > 1.0)))
+        high = (status == 1) & ((beta > c * (1 + BOUND_TOL)) | (off & (margin < 1.0)))
         enter_low = (status == 0) & (margin < 1 - MARGIN_TOL)
         enter_high = (status == 2) & (margin > 1 + MARGIN_TOL)
         return low, high, enter_low | enter_high, margin
@@ -143,9 +150,11 @@ class _Label:
         """Primal–dual active set iterations from ``status``; returns the solved status or None.
 
         Full PDAS swaps every violator at once (fast from a warm start, but it can cycle on
-        non-M-matrix problems — measured: a period-6 cycle on a 9-point problem); when the number of
-        violators stops falling it switches to swapping only the largest violation per step."""
-        best, stalled, single = np.inf, 0, False
+        non-M-matrix problems — measured: a period-6 cycle on a 9-point problem — and overshoots
+        when K_FF is rank-deficient — yeast/linear: 8 violators became 175 in one swap); when the
+        number of violators stops falling it returns to the best set met and swaps only the largest
+        violation per step."""
+        best, best_status, single = np.inf, status, False
         for _ in range(PDAS_MAX_ITER):
             if not np.any(status == 1):   # the bias needs a free equation: the point nearest the margin
                 scores = self.gram @ np.where(status == 2, c * self.y, 0.0)
@@ -156,13 +165,17 @@ class _Label:
             count = low.sum() + high.sum() + enter.sum()
             if count == 0:
                 return status, (p, q, bp, bq)
-            stalled = stalled + 1 if count >= best else 0
-            best = min(best, count)
-            single = single or stalled >= 2
+            if count < best:
+                best, best_status = count, status
+            elif not single:   # no progress: back to the best set, one swap per step from now on
+                single, status = True, best_status
+                p, q, bp, bq = self._kkt(status)
+                low, high, enter, margin = self._violations(status, p, q, bp, bq, c)
             status = status.copy()
             if single:
                 beta = self.y * (p + c * q)
-                size = np.where(low, -beta / c, 0.0) + np.where(high, beta / c - 1.0, 0.0) \
+                size = np.where(low | high, np.maximum(np.maximum(-beta / c, beta / c - 1.0),
+                                                       np.abs(margin - 1.0) * (status == 1) * (np.abs(margin - 1.0) > INCONSISTENT_TOL)), 0.0) \
                     + np.where(enter, np.abs(margin - 1.0), 0.0)
                 worst = int(np.argmax(size))
                 status[worst] = 0 if low[worst] else 2 if high[worst] else 1
@@ -179,27 +192,28 @@ class _Label:
         return True
 
     def solve(self, c):
-        """Exact solution at ``c``: PDAS from the last active set; if it fails, follow the path in
-        shorter (geometric) steps; if that fails too, restart from LIBSVM at a tight tolerance."""
-        for _ in range(PATH_STEPS):
-            if self._try(c):
-                return
-            target = c
-            while True:
-                target = np.sqrt(self.c * target)
-                if abs(np.log(target / self.c)) < 1e-4:
-                    break
-                if self._try(target):
-                    break
-            else:
-                continue
-            if abs(np.log(target / self.c)) < 1e-4 and self.c != target:
-                break
+        """Exact solution at ``c``: PDAS from the last active set; else from LIBSVM's active set at
+        c (default tol, then RESTART_SVC_TOL); else path-following from the last solution in
+        shorter (geometric) steps. (Measured on yeast/linear, rank 103: from a warm start PDAS
+        converges for steps of a few % in C_k only — the path has hundreds of breakpoints there —,
+        while one LIBSVM start at the target costs about one BR-SVC label fit.)"""
         if self._try(c):
             return
-        self._start(c, tol=RESTART_SVC_TOL)
-        if not self._try(c):
-            raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e}")
+        warm = self.status.copy()
+        for svc_tol in (1e-3, RESTART_SVC_TOL):
+            self._start(c, tol=svc_tol)
+            if self._try(c):
+                return
+        self.status = warm
+        for _ in range(PATH_STEPS):
+            target = c
+            while abs(np.log(target / self.c)) >= 1e-4 and not self._try(target):
+                target = np.sqrt(self.c * target)
+            if target == c and self.c == c:
+                return
+            if abs(np.log(target / self.c)) < 1e-4 and self.c != target:
+                break
+        raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e}")
 
     def _set(self, c, status, path):
         self.status, self.c = status, c
@@ -293,9 +307,13 @@ class _Label:
         raise _InnerFailure(f"label root search for ‖w_k‖² = {t:.3e} did not converge")
 
     def coefficients(self, c):
-        """(signed coefficients, bias, α/(C/Q)) at c (``inf``: the terminal limit)."""
+        """(signed coefficients, bias, α/(C/Q)) at c (``inf``: the terminal limit). On a flat segment
+        the slope q is in the kernel's null space: w is p alone (``c q`` would only add round-off,
+        ~ c²·eps in ‖w‖², which at C = 1e8 exceeds the norm itself)."""
         if np.isinf(c):
             return self.p.copy(), self.bp, self.y * self.q
+        if self.flat:
+            return self.p.copy(), self.bp, np.clip(self.y * (self.p / c + self.q), 0.0, 1.0)
         coef = self.p + c * self.q
         return coef, self.bp + c * self.bq, np.clip(self.y * coef / c, 0.0, 1.0)
 
