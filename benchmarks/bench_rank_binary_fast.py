@@ -1,6 +1,6 @@
 """Binary approach (E&W Problem 3): the exact water-filling solver vs BR-SVC vs CVXPY, run by hand::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_rank_binary_fast.py [--rounds 3] [--cvxpy-n 300]
+    OMP_NUM_THREADS=1 python benchmarks/bench_rank_binary_fast.py [--rounds 3] [--cvxpy-n 150]
 
 * water-filling: :func:`mlsvm.solvers.rank_binary_waterfill.solve_rank_binary_waterfill`, tol 1e-7,
   on the precomputed Gram matrix (the same Gram for every side);
@@ -99,7 +99,7 @@ def problem_of(X, Y, kernel, C):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--cvxpy-n", type=int, default=300)
+    parser.add_argument("--cvxpy-n", type=int, default=150)
     parser.add_argument("--C", type=float, default=1.0)
     args = parser.parse_args()
     yeast, emotions = load_yeast("train"), load_emotions()
