@@ -61,13 +61,13 @@ MARGIN_TOL = 1e-9
 #: a free point's margin this far from 1 means the free equations were inconsistent (not round-off:
 #: an ill-conditioned K_FF leaves ~3e-10 on yeast/linear)
 INCONSISTENT_TOL = 1e-7
-#: PDAS iterations per label solve before LIBSVM restarts it (tight tolerance), then gives up
+#: PDAS iterations per attempt (a label solve tries: warm PDAS, LIBSVM at tol 1e-3 then
+#: RESTART_SVC_TOL as PDAS starts, then up to PATH_STEPS shortened path-following steps)
 PDAS_MAX_ITER = 40
-#: restarts of the shortened path-following in a label solve before LIBSVM restarts it
+RESTART_SVC_TOL = 1e-8
 PATH_STEPS = 12
 #: largest C_k (scaled Gram, max diag 1) LIBSVM starts a label at
 START_C = 10.0
-RESTART_SVC_TOL = 1e-8
 #: label root search: largest factor C_k moves in one step, and its iteration cap
 MAX_STEP_FACTOR = 1e2
 LABEL_MAX_STEPS = 200
