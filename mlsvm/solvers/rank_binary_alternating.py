@@ -1,14 +1,10 @@
 """EXPERIMENTAL alternating solver for the dual of the binary approach (E&W Problem 3), with labels
 whose optimal ``λ_k`` is 0 switched to their exact hinge-loss LP and a safeguarded secant λ-step.
 
-Status: NOT exact in general, so it is not a verified solver of the model (no ``mlsvm verify``
-row; ``BinaryApproachSVM`` does not accept it). Counterexample (hypothesis):
-``_awkward_problem(8, 2, 4, "linear", 5.0, 102, "none")`` in tests/test_rank_binary.py, where a
-label's optimal ``λ_k`` is tiny but positive (2.8e-4, its LP minimiser norm 9e6 so it cannot be
-switched, ``C_k ≈ 2200``): the iteration settles at relative gap 9.6e-6 (objective 8.7e-6 off), and
-the solver warns. What it always certifies is its stop value: the returned α is dual-feasible and
-``D ≤ optimum ≤ P`` (tested against CVXPY on hypothesis problems). It does meet the EXACT row on
-every built-in problem and kernel (awkward-labels/linear included, the case it used to fail).
+Status: NOT exact in general (a hypothesis counterexample, a label with a tiny positive optimal λ_k,
+settles above tol and warns), so it is not a verified solver of the model; ``BinaryApproachSVM`` does
+not accept it. The returned α is dual-feasible and ``D ≤ optimum ≤ P`` (tested). The exact solver is
+:mod:`mlsvm.solvers.rank_binary_waterfill`; measurements and the counterexample: docs/rank_binary.md.
 
 The reduced dual (see :mod:`mlsvm.formulations.rank_binary`) is
 
@@ -51,10 +47,6 @@ current primal point (an upper bound); both exact, so the stop value is a certif
 ``max_iter``, or a stall (the best gap fell by less than 10 % over the last ``STALL_WINDOW``
 iterations since the last restore), stops it with a ConvergenceWarning quoting the gap reached,
 returning the iterate with the best certified gap.
-
-Measured (tol 1e-7): every built-in problem and kernel converges (awkward-labels/linear: 7
-iterations, two labels switched; synthetic-80x6x5/linear: 11); a sweep of 120 random small problems
-with awkward label structures had no failure, but hypothesis found the counterexample above.
 """
 
 from __future__ import annotations
