@@ -27,7 +27,7 @@ from mlsvm.estimators.rank_binary import solve_cvxpy
 from mlsvm.formulations import rank_binary as formulation
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.rank_binary_waterfill import solve_rank_binary_waterfill
-from mlsvm.verification.report import relative_difference
+from mlsvm.formulations.evaluation import relative_difference
 
 
 def standardize(X):

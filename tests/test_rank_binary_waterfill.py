@@ -15,8 +15,8 @@ from mlsvm.formulations import rank_binary as rb
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers import rank_binary_waterfill as waterfill
 from mlsvm.solvers.result import relative_gap
-from mlsvm.verification.cvxpy_tools import solve_first_optimal
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve_first_optimal
+from mlsvm.formulations.evaluation import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 
 EXACT = tolerance("rank_binary", "fast")
@@ -57,8 +57,9 @@ def _certificate(problem, result):
 
 def _ground_truth(problem):
     """Primal (ECOS first) and dual (SCS first) on different backends; they must agree."""
-    _, primal, _ = solve_first_optimal(lambda: rb.primal_problem(problem), ("ECOS", "CLARABEL", "SCS"))
-    _, dual, _ = solve_first_optimal(lambda: rb.dual_problem(problem), ("CLARABEL", "SCS", "ECOS"))
+    _, primal, _ = solve_first_optimal(lambda: rb.cvxpy_primal(problem), ("ECOS", "CLARABEL", "SCS"))
+    _, dual, _ = solve_first_optimal(lambda: rb.cvxpy_dual(problem), ("CLARABEL", "SCS", "ECOS"))
+    dual = -dual                                      # cvxpy_dual minimises the negated dual
     assert relative_difference(primal, dual) <= BACKEND_AGREEMENT
     return primal
 
