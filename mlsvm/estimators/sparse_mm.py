@@ -3,7 +3,7 @@
 ``solver="fast"`` (default): Algorithm 4 with a joint Newton step on all classes; ``"greedy"``:
 Algorithm 4 as in the paper (one Newton step per class, Alg. 3); ``"cvxpy"``: the full model
 (J = all training points) by CVXPY, the ground truth (``d_max`` and ``kappa`` are not used).
-Fitted: ``coef_`` (|J| × k), ``basis_indices_``, ``n_basis_`` = |J|, ``objective_path_`` (e_J after
+Fitted: ``coef_`` (``|J|`` × k), ``basis_indices_``, ``n_basis_`` = ``|J|``, ``objective_path_`` (e_J after
 each added basis vector), ``n_support_`` (training points with a nonzero multiplier; for J = all the
 full model's support vectors), ``fit_report_``.
 Formulations: :mod:`mlsvm.formulations.sparse_mm`; algorithm: :mod:`mlsvm.solvers.greedy_sparse`.
@@ -81,7 +81,7 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
         return gram_test[:, self.basis_indices_] @ self.coef_
 
     def _scores(self, X) -> np.ndarray:
-        """Scores ``f_r(x) = Σ_{j∈J} α_jr k(x_j, x)``: only the |J| basis points are evaluated."""
+        """Scores ``f_r(x) = Σ_{j∈J} α_jr k(x_j, x)``: only the ``|J|`` basis points are evaluated."""
         if self.kernel == "precomputed":  # the caller's (m, n) Gram matrix; _decision keeps J's columns
             return super()._scores(X)
         check_is_fitted(self, "fit_report_")

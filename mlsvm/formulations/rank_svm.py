@@ -173,7 +173,7 @@ def decision_function(beta: np.ndarray, b: np.ndarray, gram_test: np.ndarray) ->
 
 # ---- biases --------------------------------------------------------------------------------
 def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact solution of the LP ``min ⟨cost, α⟩ s.t. 0 ≤ α ≤ u, Σ_i β_ki(α) = 0`` and its
+    """Exact solution of the LP ``min ⟨cost, α⟩`` subject to ``0 ≤ α ≤ u, Σ_i β_ki(α) = 0`` and its
     equality multipliers (Problem 12 / Fig. 11 step 6).
 
     The equalities are flow conservation on the Q-node label graph (pair t is an arc k → l with

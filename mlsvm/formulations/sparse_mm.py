@@ -261,6 +261,7 @@ def kkt_residuals(problem: SparseMMProblem, A: np.ndarray, mu: np.ndarray | None
     * ``stationarity``: ``λ K_JJ A R⁻¹ + K_Jᵀ Tᵀ(μ)`` (gradient of the Lagrangian in A)
     * ``multiplier``: ``μ − 2c ξ(A)`` (stationarity in ξ, which also gives complementarity)
     * ``dual``: ``(−μ)₊`` and μ outside Ω;  ``gap``: primal − dual, relative.
+
     Each is divided by ``1 +`` the largest ∞-norm of the terms it is made of.
     """
     ops = problem.margins

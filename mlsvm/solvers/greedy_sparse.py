@@ -10,7 +10,7 @@ from a :class:`mlsvm.formulations.sparse_mm.MarginOperator`.
 Coordinates: the Cholesky factor ``L_J`` of ``K_JJ`` is grown by one row per added basis vector
 (``l = L_J⁻¹ K_{J,j}``, pivot ``ρ = √(K_jj − lᵀl)``), and the solver works in the features
 ``Z = K_J L_J⁻ᵀ`` (so ``F = Z C``, ``A = L_J⁻ᵀ C``, regulariser ``λ/2 tr(C R⁻¹ Cᵀ)``): each new
-feature column costs O(n|J|). A candidate whose pivot is below ``1e-10·K_jj`` (numerically in the
+feature column costs ``O(n|J|)``. A candidate whose pivot is below ``1e-10·K_jj`` (numerically in the
 span of the current basis, e.g. a duplicated point) is not eligible.
 
 * Selection (Alg. 2 with the speed-up of §3.3): κ random candidates outside J; for each, the k
@@ -258,7 +258,7 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-14, max_
 
     ``basis`` given: skip selection and solve for that fixed J (points numerically in the span of
     the ones before them are left out: same span, same optimum). Returns ``primal`` with ``A``
-    (|J| × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu``; history
+    (``|J|`` × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu``; history
     ``objective_path`` (e_J after each addition), ``relative_gap`` (final Newton run). ``max_iter``
     bounds the Newton iterations (class-wise: sweeps) of each α_J solve."""
     start = time.perf_counter()

@@ -47,7 +47,7 @@ class FreeSetSystem:
         [E_Rᵀ  0     0  ] [λ  ]   [0]
 
     by block elimination with one triangular solve per border column: with ``V = [K̄_BA, E_R]``
-    (|B| × p), ``G = L⁻¹V`` and ``D = diag(K̄_AA, 0)``, the p × p Schur complement
+    (``|B|`` × p), ``G = L⁻¹V`` and ``D = diag(K̄_AA, 0)``, the p × p Schur complement
     ``(D − GᵀG) u = [r_A; 0] − Gᵀy₀``, ``y₀ = L⁻¹r_B``, then ``z = L⁻ᵀ(y₀ − G u)``,
     ``u = [x_A; λ]``. It is nonsingular whenever ``K̄_FF`` is (it is K̄_FF's Schur complement in the
     bordered matrix, up to the λ block). The columns of G are kept between calls (index by index),
