@@ -34,7 +34,7 @@ assert np.isclose(hadamard, np.sum(Z ** 2), rtol=1e-14)
 
 # %%
 # Consequence: eq. (12) and the closed form (14) have the same optimum with the same C
-# -----------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------
 # The constrained least-squares problem (12), solved by CVXPY, against the ridge closed form.
 import cvxpy as cp
 

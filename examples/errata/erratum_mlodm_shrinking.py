@@ -1,6 +1,6 @@
 """
 mLODM §5.2: the literal shrinking test never fires at a bound
-============================================================
+=============================================================
 
 The shrinking heuristic of Tan et al. (§5.2) skips the block of instance :math:`i` when
 ":math:`\\nabla F(\\eta_i) = 0`". But the block problem (24) is a *non-negative* QP: at its
