@@ -27,7 +27,21 @@ DATASETS_ENV = "MLSVM_DATASETS"
 
 @dataclass(frozen=True)
 class MultilabelData:
-    """Features ``X`` (n, d), labels ``Y`` (n, q) in {0,1}, and their names."""
+    """Features ``X`` (n, d), labels ``Y`` (n, q) in {0,1}, and their names.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Features.
+    Y : array of shape (n, q)
+        Label indicator.
+    feature_names : list of str
+        Attribute names of the features.
+    label_names : list of str
+        Attribute names of the labels.
+    name : str
+        Data set name.
+    """
 
     X: np.ndarray
     Y: np.ndarray
@@ -44,7 +58,15 @@ _ATTRIBUTE = re.compile(r"@attribute\s+('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\
 
 
 def load_arff(path, n_labels: int) -> MultilabelData:
-    """Read a MULAN ARFF file whose last ``n_labels`` attributes are the {0,1} labels."""
+    """Read a MULAN ARFF file whose last ``n_labels`` attributes are the {0,1} labels.
+
+    Parameters
+    ----------
+    path : str or Path
+        ARFF file (MULAN: the labels are the last attributes).
+    n_labels : int
+        Number of label attributes q.
+    """
     path = Path(path)
     check_scalar(n_labels, "n_labels", low=1, integer=True)
     if not path.is_file():
@@ -145,7 +167,13 @@ def load_emotions() -> MultilabelData:
 
 
 def load_yeast(subset: str = "train") -> MultilabelData:
-    """MULAN yeast, the standard split: ``"train"`` 1500 × 103 or ``"test"`` 917 × 103; 14 labels."""
+    """MULAN yeast, the standard split: ``"train"`` 1500 × 103 or ``"test"`` 917 × 103; 14 labels.
+
+    Parameters
+    ----------
+    subset : {"train", "test"}
+        Which MULAN split.
+    """
     if subset not in ("train", "test"):
         raise ValueError(f"subset must be 'train' or 'test'; got {subset!r}")
     return load_arff(_dataset_path(f"yeast-{subset}.arff"), n_labels=14)
@@ -156,6 +184,19 @@ def make_multilabel(n_samples=60, n_features=5, n_labels=4, *, noise=0.1, random
 
     Label cardinality is about ``n_labels / 3``; ``noise`` flips that fraction of entries, so the
     problem is not separable and every solver meets active and inactive constraints.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples.
+    n_features : int
+        Number of features.
+    n_labels : int
+        Number of labels.
+    noise : float
+        Probability of flipping each label.
+    random_state : int
+        Seed.
     """
     check_scalar(n_samples, "n_samples", low=2, integer=True)
     check_scalar(n_features, "n_features", low=1, integer=True)
@@ -172,7 +213,19 @@ def make_multilabel(n_samples=60, n_features=5, n_labels=4, *, noise=0.1, random
 
 
 def make_multiclass(n_samples=60, n_features=4, n_classes=3, *, random_state=0):
-    """A seeded multiclass problem: Gaussian blobs, overlapping a little. Returns ``(X, y)``."""
+    """A seeded multiclass problem: Gaussian blobs, overlapping a little. Returns ``(X, y)``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples.
+    n_features : int
+        Number of features.
+    n_classes : int
+        Number of classes.
+    random_state : int
+        Seed.
+    """
     check_scalar(n_classes, "n_classes", low=2, integer=True)
     rng = np.random.default_rng(random_state)
     centers = 2.0 * rng.standard_normal((n_classes, n_features))
@@ -184,7 +237,15 @@ def make_multiclass(n_samples=60, n_features=4, n_classes=3, *, random_state=0):
 def load_file(path, n_labels: int | None = None) -> MultilabelData:
     """Load training or test data by extension: ``.arff`` (MULAN, needs ``n_labels``), ``.npz``
     (arrays ``X`` and ``Y``) or ``.csv`` (numeric, comma-separated, an optional header line; the
-    last ``n_labels`` columns are the labels)."""
+    last ``n_labels`` columns are the labels).
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.arff``, ``.npz`` (arrays X, Y) or ``.csv`` file.
+    n_labels : int or None
+        Number of label columns/attributes (needed for ARFF and CSV).
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":

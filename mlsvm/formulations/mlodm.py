@@ -43,7 +43,17 @@ __all__ = ["MLODMProblem", "primal_problem", "dual_problem", "primal_objective",
 
 
 def check_hyperparameters(C, theta, mu) -> None:
-    """``C > 0``, ``θ ∈ [0, 1]``, ``μ ∈ (0, 1]`` (SPEC §2.4); errors name the parameter."""
+    """``C > 0``, ``θ ∈ [0, 1]``, ``μ ∈ (0, 1]`` (SPEC §2.4); errors name the parameter.
+
+    Parameters
+    ----------
+    C : float
+        Must be > 0.
+    theta : float
+        Must lie in [0, 1].
+    mu : float
+        Must lie in (0, 1].
+    """
     check_scalar(C, "C", low=0.0, low_open=True)
     check_scalar(theta, "theta", low=0.0, high=1.0,
                  explain="θ is the half-width of the insensitive band around margin 1")
@@ -53,7 +63,21 @@ def check_hyperparameters(C, theta, mu) -> None:
 
 @dataclass(frozen=True)
 class MLODMProblem:
-    """Gram matrix, ranking pairs and hyperparameters of one mLODM problem."""
+    """Gram matrix, ranking pairs and hyperparameters of one mLODM problem.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix.
+    pairs : RankingPairs
+        Ranking pairs of the labels.
+    C : float
+        Weight C > 0 of the squared band violations.
+    theta : float
+        Band half-width θ ∈ [0, 1].
+    mu : float
+        Weight μ ∈ (0, 1] of violations above the band.
+    """
 
     gram: np.ndarray
     pairs: RankingPairs
@@ -73,18 +97,46 @@ class MLODMProblem:
 
 
 def coef_from_dual(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """Eq. (16)/(20): ``B = scatter(α − β)``, so ``w_k = Σ_i B_ik φ(x_i)``."""
+    """Eq. (16)/(20): ``B = scatter(α − β)``, so ``w_k = Σ_i B_ik φ(x_i)``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Multipliers of the lower band constraints.
+    beta : array of shape (T,)
+        Multipliers of the upper band constraints.
+    """
     return problem.pairs.scatter(alpha - beta)
 
 
 def pair_margins(problem: MLODMProblem, coef: np.ndarray) -> np.ndarray:
-    """``m_t = F[i,k] − F[i,l]`` with training scores ``F = K B``."""
+    """``m_t = F[i,k] − F[i,l]`` with training scores ``F = K B``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    coef : array of shape (n, q)
+        Coefficients B.
+    """
     return problem.pairs.gather(problem.gram @ coef)
 
 
 def primal_objective(problem: MLODMProblem, coef: np.ndarray, scores: np.ndarray | None = None) -> float:
     """Eq. (15) at ``w_k = Σ_i coef_ik φ(x_i)`` with the optimal slacks (module docstring).
-    ``scores`` (``K @ coef``) may be passed when already known."""
+    ``scores`` (``K @ coef``) may be passed when already known.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    coef : array of shape (n, q)
+        Coefficients B, ``w_k = Σ_i B_ik φ(x_i)``.
+    scores : array of shape (n, q) or None
+        ``K @ coef`` if already known.
+    """
     scores = problem.gram @ coef if scores is None else scores
     margins = problem.pairs.gather(scores)
     below = np.maximum(0.0, 1.0 - problem.theta - margins)
@@ -95,7 +147,19 @@ def primal_objective(problem: MLODMProblem, coef: np.ndarray, scores: np.ndarray
 
 def dual_objective(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
                    scores: np.ndarray | None = None) -> float:
-    """Minus the objective of eq. (18) (the dual as a maximisation) at ``α, β``."""
+    """Minus the objective of eq. (18) (the dual as a maximisation) at ``α, β``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Multipliers of the lower band constraints.
+    beta : array of shape (T,)
+        Multipliers of the upper band constraints.
+    scores : array of shape (n, q) or None
+        ``K @ coef_from_dual(...)`` if already known.
+    """
     coef = coef_from_dual(problem, alpha, beta)
     scores = problem.gram @ coef if scores is None else scores
     size = problem.pair_size
@@ -106,7 +170,19 @@ def dual_objective(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
 
 def dual_gradient(problem: MLODMProblem, alpha, beta, margins=None) -> tuple[np.ndarray, np.ndarray]:
     """Gradient of the eq. (18) objective (minimisation) in α and β:
-    ``m − (1 − θ) + n α/C`` and ``−m + (1 + θ) + n β/(μC)`` (m = pair margins of w(α, β))."""
+    ``m − (1 − θ) + n α/C`` and ``−m + (1 + θ) + n β/(μC)`` (m = pair margins of w(α, β)).
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Multipliers of the lower band constraints.
+    beta : array of shape (T,)
+        Multipliers of the upper band constraints.
+    margins : ndarray or None
+        Pair margins ``m_t`` of the current point (computed when None).
+    """
     if margins is None:
         margins = pair_margins(problem, coef_from_dual(problem, alpha, beta))
     size = problem.pair_size
@@ -132,7 +208,17 @@ def _dual_operator(problem: MLODMProblem) -> LinearOperator:
 def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> dict[str, float]:
     """Scaled KKT residuals of the dual QP (eq. 18) at ``(α, β)`` with the implied bound multipliers
     ``z = −∇`` (a negative gradient component is dual infeasibility; ``η_j ∇_j ≠ 0`` shows up as
-    complementarity). See :func:`mlsvm.verification.residuals.qp_residuals`."""
+    complementarity). See :func:`mlsvm.verification.residuals.qp_residuals`.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Multipliers of the lower band constraints.
+    beta : array of shape (T,)
+        Multipliers of the upper band constraints.
+    """
     from mlsvm.verification.residuals import qp_residuals
 
     T = problem.pairs.n_pairs
@@ -144,7 +230,13 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) ->
 
 def primal_problem(problem: MLODMProblem):
     """CVXPY primal (eq. 15) in the coordinates of a factor ``K = L Lᵀ`` (``φ(x_i) ↦ L_i``):
-    variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``."""
+    variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    """
     factor = gram_factor(problem.gram)
     pairs = problem.pairs
     V = cp.Variable((factor.shape[1], pairs.n_labels))
@@ -160,7 +252,13 @@ def primal_problem(problem: MLODMProblem):
 
 def dual_problem(problem: MLODMProblem):
     """CVXPY dual (eq. 18) as a minimisation; the primal optimum is ``−problem.value``.
-    Returns ``(cp.Problem, {"alpha", "beta"})``."""
+    Returns ``(cp.Problem, {"alpha", "beta"})``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    """
     factor = gram_factor(problem.gram)
     pairs = problem.pairs
     alpha = cp.Variable(pairs.n_pairs, nonneg=True)

@@ -158,6 +158,18 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
     Returns a :class:`SolverResult` with ``primal = {"coef", "b"}`` (``w_k = Σ_i coef_ik φ(x_i)``)
     and ``dual = {"alpha", "lam"}``; ``history`` holds the primal, dual and relative gap per
     iteration. ``inner_tol`` (LIBSVM's stopping tolerance) defaults to ``min(1e-3, 1e-3·tol)``.
+
+    Parameters
+    ----------
+    problem : formulation.BinaryApproachProblem
+        The problem data (validated formulation object).
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    inner_tol : float or None
+        Tolerance of the LIBSVM label solves (default from tol).
     """
     start = time.perf_counter()
     inner_tol = min(1e-3, 1e-3 * tol) if inner_tol is None else inner_tol

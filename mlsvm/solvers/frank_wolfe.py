@@ -43,6 +43,20 @@ def frank_wolfe(problem: RankSVMProblem, *, tol: float = 1e-3, max_iter: int = 1
     Returns ``primal = {"beta", "b"}`` (``w_k = Σ_i β_ki φ(x_i)``, ``b`` the LP multipliers at
     the last iterate) and ``dual = {"alpha"}``; ``history`` has ``dual_objective``, ``fw_gap``
     and ``step`` per iteration. ``callback(iteration, alpha, gap)`` is called each iteration.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    alpha0 : ndarray or None
+        Warm start for the dual variables (feasible), or None for the solver's default start.
+    callback : callable or None
+        Called once per iteration, for monitoring only (it does not change the iterates).
     """
     start = time.perf_counter()
     alpha = np.zeros(problem.n_pairs) if alpha0 is None else np.array(alpha0, dtype=np.float64)

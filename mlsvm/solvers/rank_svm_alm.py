@@ -157,6 +157,24 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
     Hessian products when r < n. ``max_iter`` bounds the outer (multiplier) iterations. Returns
     ``primal = {"beta", "b"}``, ``dual = {"alpha"}``; ``history`` has per outer iteration the
     relative gap, the equality violation and the cumulative number of Hessian products.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    factor : array of shape (n, r)
+        A factor ``L`` of the Gram matrix, ``L Lᵀ = K`` (``X`` for the linear kernel).
+    alpha0 : ndarray or None
+        Warm start for the dual variables (feasible), or None for the solver's default start.
+    inner_max_iter : int
+        Budget of each projected-Newton subproblem.
+    callback : callable or None
+        Called once per iteration, for monitoring only (it does not change the iterates).
     """
     start = time.perf_counter()
     if factor is not None and factor.shape[1] >= problem.n_samples:

@@ -138,6 +138,20 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
     :data:`MAX_SYSTEM_SIZE`. ``max_iter`` bounds the interior-point iterations. Returns
     ``primal = {"beta", "b"}``, ``dual = {"alpha"}``; ``history`` has per iteration the relative
     gap, the equality violation and the barrier parameter μ.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    factor : array of shape (n, r)
+        A factor ``L`` of the Gram matrix, ``L Lᵀ = K`` (``X`` for the linear kernel).
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    callback : callable or None
+        Called once per iteration, for monitoring only (it does not change the iterates).
     """
     start = time.perf_counter()
     factor = np.asarray(factor, dtype=np.float64)

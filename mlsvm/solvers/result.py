@@ -19,6 +19,27 @@ class SolverResult:
     them. ``stop_rule`` says which quantity stopped the run (e.g. ``"relative duality gap"``,
     ``"Frank-Wolfe gap"``) and ``stop_value`` its final value; ``history`` has one list per tracked
     quantity, one entry per iteration.
+
+    Parameters
+    ----------
+    primal : dict
+        Named primal arrays (the names the formulation's evaluation reads).
+    dual : dict
+        Named dual arrays.
+    converged : bool
+        Whether the stop rule was met (never set by a solver that merely ran out of budget).
+    n_iter : int
+        Iterations performed.
+    stop_value : float
+        The value of that quantity at the end.
+    stop_rule : str
+        Which quantity stopped the solver, and whether it is relative or absolute.
+    solve_time : float
+        Wall-clock time of the solve in seconds.
+    history : dict
+        Per-iteration records of the solver (same keys for every iteration).
+    solver : str
+        Name of the solver.
     """
 
     primal: dict
@@ -33,7 +54,21 @@ class SolverResult:
 
 
 def warn_not_converged(solver: str, stop_rule: str, reached: float, tol: float, max_iter: int) -> None:
-    """Raise the ``ConvergenceWarning`` a solver emits when ``max_iter`` ends it (STYLE rule 3)."""
+    """Raise the ``ConvergenceWarning`` a solver emits when ``max_iter`` ends it (STYLE rule 3).
+
+    Parameters
+    ----------
+    solver : str
+        Solver name for the message.
+    stop_rule : str
+        Which quantity stopped the solver, and whether it is relative or absolute.
+    reached : float
+        Value of the stop quantity reached.
+    tol : float
+        Tolerance asked.
+    max_iter : int
+        Budget that was exhausted.
+    """
     warnings.warn(
         f"{solver} did not converge in {max_iter} iterations: {stop_rule} reached {reached:.3e}, "
         f"tolerance asked {tol:.1e}. Increase max_iter or loosen tol.",
@@ -41,5 +76,13 @@ def warn_not_converged(solver: str, stop_rule: str, reached: float, tol: float, 
 
 
 def relative_gap(primal, dual):
-    """The relative duality gap the exact solvers stop on, ``(P − D) / max(1, |P|, |D|)`` (elementwise)."""
+    """The relative duality gap the exact solvers stop on, ``(P − D) / max(1, |P|, |D|)`` (elementwise).
+
+    Parameters
+    ----------
+    primal : float or ndarray
+        Primal objective(s) P.
+    dual : float or ndarray
+        Dual objective(s) D.
+    """
     return (primal - dual) / np.maximum(1.0, np.maximum(np.abs(primal), np.abs(dual)))

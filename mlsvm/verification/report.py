@@ -11,6 +11,13 @@ def relative_difference(a: float, b: float) -> float:
     """``|a − b| / max(1, |a|, |b|)``: relative for large values, absolute near zero.
 
     Every "agrees to 1e-6 relative" bar in the library and its tests uses this one definition.
+
+    Parameters
+    ----------
+    a : float
+        First value.
+    b : float
+        Second value.
     """
     return abs(a - b) / max(1.0, abs(a), abs(b))
 
@@ -23,6 +30,29 @@ class FitReport:
     (≥ 0 up to round-off); ``relative_gap`` divides it by ``max(1, |primal|, |dual|)``.
     ``kkt`` maps residual names (``primal``, ``dual``, ``complementarity``, ``stationarity`` …)
     to scaled ∞-norms. ``stop_rule``/``stop_value`` say what stopped the solver.
+
+    Parameters
+    ----------
+    primal_objective : float
+        Canonical primal objective (SPEC §2), evaluated in numpy.
+    dual_objective : float
+        Canonical dual objective.
+    kkt : dict
+        Scaled KKT residuals by name.
+    n_iter : int
+        Iterations performed.
+    converged : bool
+        Whether the stop rule was met (never set by a solver that merely ran out of budget).
+    solve_time : float
+        Wall-clock time of the solve in seconds.
+    solver : str
+        Name of the solver.
+    stop_rule : str
+        Which quantity stopped the solver, and whether it is relative or absolute.
+    stop_value : float
+        The value of that quantity at the end.
+    history : dict
+        Per-iteration records of the solver (same keys for every iteration).
     """
 
     primal_objective: float

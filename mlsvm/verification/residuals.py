@@ -26,6 +26,13 @@ __all__ = ["qp_residuals", "inf_norm"]
 
 
 def inf_norm(v) -> float:
+    """``max |v_i|`` (0 for an empty array).
+
+    Parameters
+    ----------
+    v : array-like
+        The vector (any shape; flattened).
+    """
     v = np.asarray(v, dtype=np.float64)
     return float(np.max(np.abs(v))) if v.size else 0.0
 
@@ -36,7 +43,35 @@ def _scaled(residual: float, *terms: float) -> float:
 
 def qp_residuals(P, q, x, *, G=None, h=None, z=None, A=None, b=None, y=None,
                  lb=None, ub=None, z_box=None) -> dict[str, float]:
-    """Scaled residuals ``primal``, ``dual``, ``complementarity``, ``gap`` at ``(x, z, y, z_box)``."""
+    """Scaled residuals ``primal``, ``dual``, ``complementarity``, ``gap`` at ``(x, z, y, z_box)``.
+
+    Parameters
+    ----------
+    P : ndarray or LinearOperator
+        Quadratic term.
+    q : ndarray
+        Linear term.
+    x : ndarray
+        Primal point.
+    G : ndarray or None
+        Inequality matrix (``Gx ≤ h``).
+    h : ndarray or None
+        Inequality right-hand side.
+    z : ndarray or None
+        Inequality multipliers (≥ 0).
+    A : ndarray or None
+        Equality matrix (``Ax = b``).
+    b : ndarray or None
+        Equality right-hand side.
+    y : ndarray or None
+        Equality multipliers.
+    lb : ndarray or None
+        Lower bounds.
+    ub : ndarray or None
+        Upper bounds.
+    z_box : ndarray or None
+        Box multipliers (None: implied by stationarity).
+    """
     x = np.asarray(x, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
     Px = aslinearoperator(P).matvec(x)

@@ -16,6 +16,19 @@ __all__ = ["Tolerance", "EXACT", "CERTIFIED", "BACKEND_AGREEMENT", "TOLERANCES",
 
 @dataclass(frozen=True)
 class Tolerance:
+    """The bars one (formulation, solver) row must meet; None means the bar is not asked.
+
+    Parameters
+    ----------
+    objective : float or None
+        Bar on the relative difference to the ground-truth optimum (None: graded on the gap the
+        solver certifies instead).
+    kkt : float or None
+        Bar on the largest scaled KKT residual.
+    gap : float or None
+        Bar on the relative duality gap.
+    """
+
     objective: float | None   # relative difference to the ground truth; None: the certified gap
     kkt: float | None         # max scaled KKT residual; None: not asked of this solver
     gap: float | None         # relative duality gap; None: not asked of this solver
@@ -74,7 +87,17 @@ TOLERANCES = {
 
 
 def assert_decisions_agree(actual, desired, rtol: float = DECISION_VALUES) -> None:
-    """``‖actual − desired‖∞ ≤ rtol · max(1, ‖desired‖∞)`` (AssertionError otherwise)."""
+    """``‖actual − desired‖∞ ≤ rtol · max(1, ‖desired‖∞)`` (AssertionError otherwise).
+
+    Parameters
+    ----------
+    actual : array-like
+        Decision values of the solver under test.
+    desired : array-like
+        Reference decision values.
+    rtol : float
+        Relative bar (default: :data:`DECISION_VALUES`).
+    """
     import numpy as np
 
     actual, desired = np.asarray(actual, dtype=float), np.asarray(desired, dtype=float)
@@ -85,6 +108,15 @@ def assert_decisions_agree(actual, desired, rtol: float = DECISION_VALUES) -> No
 
 
 def tolerance(formulation: str, solver: str) -> Tolerance:
+    """The row of :data:`TOLERANCES` for ``(formulation, solver)``; a ``KeyError`` names a missing row.
+
+    Parameters
+    ----------
+    formulation : str
+        Formulation name, e.g. ``"mlodm"``.
+    solver : str
+        Solver name, e.g. ``"bcd"``.
+    """
     try:
         return TOLERANCES[(formulation, solver)]
     except KeyError:
