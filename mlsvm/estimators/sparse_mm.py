@@ -34,7 +34,7 @@ def fit_report(problem: form.SparseMMProblem, A: np.ndarray, mu: np.ndarray | No
     ----------
     problem : form.SparseMMProblem
         The sparse-model problem on the basis J.
-    A : array of shape (|J|, k)
+    A : array of shape (n_basis, k)
         Coefficients on the basis.
     mu : ndarray or None
         Dual multipliers (None: the ones implied by A).
@@ -111,7 +111,7 @@ class SMSVM(_SparseMaxMargin):
     lam : float
         Regularisation weight λ (> 0) of the sparse models.
     d_max : int or None
-        Largest basis size |J| (default ``min(100, n)``).
+        Largest basis size ``|J|`` (default ``min(100, n)``).
     kappa : int
         Number of random candidates examined per greedy step (κ).
     kernel : {"linear", "rbf", "poly", "precomputed"} or callable
@@ -159,7 +159,7 @@ class SM3L(_SparseMaxMargin):
     lam : float
         Regularisation weight λ (> 0) of the sparse models.
     d_max : int or None
-        Largest basis size |J| (default ``min(100, n)``).
+        Largest basis size ``|J|`` (default ``min(100, n)``).
     kappa : int
         Number of random candidates examined per greedy step (κ).
     R : array of shape (q, q) or None

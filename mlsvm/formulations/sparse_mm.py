@@ -287,7 +287,7 @@ def primal_objective(problem: SparseMMProblem, A: np.ndarray) -> float:
     ----------
     problem : SparseMMProblem
         The problem data (validated formulation object).
-    A : array of shape (|J|, k)
+    A : array of shape (n_basis, k)
         Coefficients on the basis.
     """
     ops = problem.margins
@@ -321,7 +321,7 @@ def multipliers_from_primal(problem: SparseMMProblem, A: np.ndarray) -> np.ndarr
     ----------
     problem : SparseMMProblem
         The problem data (validated formulation object).
-    A : array of shape (|J|, k)
+    A : array of shape (n_basis, k)
         Coefficients on the basis.
     """
     return 2 * problem.margins.weight * problem.margins.slack(problem.K_J @ A)
@@ -354,7 +354,7 @@ def kkt_residuals(problem: SparseMMProblem, A: np.ndarray, mu: np.ndarray | None
     ----------
     problem : SparseMMProblem
         The problem data (validated formulation object).
-    A : array of shape (|J|, k)
+    A : array of shape (n_basis, k)
         Coefficients on the basis.
     mu : ndarray or None
         Multipliers on Ω (None: the implied ones).

@@ -186,7 +186,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-14, max_iter=1000, j
 
     Parameters
     ----------
-    Z : array of shape (n, |J|)
+    Z : array of shape (n, n_basis)
         Features ``K_J L_J⁻ᵀ``.
     ops : MarginOperator
         The margin map T and its pair set Ω (:class:`mlsvm.formulations.sparse_mm.MarginOperator`).
@@ -318,7 +318,7 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-14, max_
         Label-correlation matrix ``R = PᵀP`` of SM3L (symmetric positive definite); None means the
         identity.
     d_max : int or None
-        Largest basis size |J| (default ``min(100, n)``).
+        Largest basis size ``|J|`` (default ``min(100, n)``).
     kappa : int
         Number of random candidates examined per greedy step (κ).
     tol : float
