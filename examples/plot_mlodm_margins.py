@@ -9,6 +9,7 @@ smallest margin above 1. The histograms compare the training pair margins of the
 200 emotions instances (cf. the paper's Fig. 2); each legend quotes mean and variance.
 """
 
+import matplotlib.pyplot as plt
 from sklearn.preprocessing import MinMaxScaler
 
 from mlsvm import MLODM, RankSVM
@@ -30,4 +31,5 @@ for name, model in {"mLODM (θ = 0.3, μ = 0.5)": MLODM(C=1.0, gamma=0.5, theta=
     print(f"{name:26s} pair margins: mean {m.mean():.3f}, variance {m.var():.3f}, "
           f"below 0: {(m < 0).mean():.1%}, relative gap {model.fit_report_.relative_gap:.1e}")
 
-figure = plot_margin_histogram(margins, bins=40)
+figure, ax = plt.subplots(figsize=(7, 4))
+plot_margin_histogram(margins, ax=ax, bins=40)
