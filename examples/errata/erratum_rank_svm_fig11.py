@@ -11,24 +11,22 @@ The printed update is not: the equalities are linear and survive, but the box
 :doc:`Rank-SVM page </rank_svm>`.
 """
 
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations.rank_svm import dual_gradient, linear_minimizer, make_problem
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.frank_wolfe import frank_wolfe
 
 data = make_multilabel(n_samples=30, n_features=4, n_labels=3, random_state=0)
 problem = make_problem(make_kernel("rbf", gamma=0.5)(data.X, data.X), data.Y, C=1.0)
 upper = problem.upper
 
-# A feasible point: five Frank–Wolfe iterations (the implemented, convex-combination step).
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", ConvergenceWarning)    # five iterations on purpose
-    alpha = frank_wolfe(problem, tol=0.0, max_iter=5).dual["alpha"]
+# A feasible point: five Frank–Wolfe steps α ← α + λ_t(α_LP − α), λ_t = 2/(t + 2), from α = 0,
+# each α_LP the exact LP vertex (Problem 12) at the gradient of the (minimised) dual.
+alpha = np.zeros(problem.n_pairs)
+for t in range(5):
+    vertex, _ = linear_minimizer(problem, dual_gradient(problem, alpha))
+    alpha = alpha + 2.0 / (t + 2.0) * (vertex - alpha)
 vertex, _ = linear_minimizer(problem, dual_gradient(problem, alpha))
 
 
