@@ -207,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--list", action="store_true", help="list the checks without running them")
     verify.set_defaults(handler=_verify)
 
-    data_help = "data file: .arff (MULAN; needs --labels), .npz (arrays X, Y) or .csv (last --labels columns)"
+    data_help = ("data file: .arff (MULAN, dense or sparse rows; needs --labels), .npz (arrays X, Y; or one "
+                 "scipy.sparse.save_npz matrix [X | Y] with --labels) or .csv (last --labels columns)")
     fit = commands.add_parser("fit", help="train a model on a data file, print its certificate and metrics, save it",
                               description="Train MODEL on --train, print the fit report (objectives, gap, KKT) "
                                           "and every metric on the training (and --test) data; --out saves it "

@@ -19,18 +19,20 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from scipy.sparse import csr_matrix, issparse
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "save_model", "load_model", "atomic_write"]
 
 FORMAT_VERSION = 1
 _ARRAY = "__array__"
 _DATACLASS = "__dataclass__"
+_CSR = "__csr__"   # a sparse matrix (X_fit_ of a fit on sparse X) as its CSR arrays and shape
 
 #: dataclasses a saved model may contain (module, name); nothing else is instantiated on load
 _ALLOWED_DATACLASSES = {
     ("mlsvm.kernels", "Kernel"),
     ("mlsvm.threshold", "ThresholdPredictor"),
-    ("mlsvm.verification.report", "FitReport"),
+    ("mlsvm.report", "FitReport"),
 }
 
 
@@ -63,6 +65,10 @@ def atomic_write(path, write) -> None:
 
 
 def _encode(value, arrays: dict, key: str):
+    if issparse(value):
+        value = value.tocsr()
+        return {_CSR: [_encode(part, arrays, key) for part in (value.data, value.indices, value.indptr)],
+                "shape": list(value.shape)}
     if isinstance(value, np.ndarray):
         if value.dtype == object:
             value = value.astype(str)
@@ -90,6 +96,9 @@ def _decode(value, arrays):
     if isinstance(value, dict):
         if _ARRAY in value:
             return arrays[value[_ARRAY]]
+        if _CSR in value:
+            data, indices, indptr = (_decode(part, arrays) for part in value[_CSR])
+            return csr_matrix((data, indices, indptr), shape=tuple(value["shape"]))
         if _DATACLASS in value:
             kind = tuple(value[_DATACLASS])
             if kind not in _ALLOWED_DATACLASSES:
@@ -168,6 +177,6 @@ def load_model(path):
         estimator = cls(**{k: _decode(v, arrays) for k, v in meta["params"].items()})
         for key, value in meta["state"].items():
             setattr(estimator, key, _decode(value, arrays))
-    except (KeyError, TypeError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:   # ValueError: inconsistent CSR arrays
         raise ModelFileError(f"{path} is corrupt: {exc}") from None
     return estimator

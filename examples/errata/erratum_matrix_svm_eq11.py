@@ -15,8 +15,8 @@ Derivation: :ref:`derivation-mlrl`.
 
 import numpy as np
 
-from mlsvm.formulations.matrix_svm import (MatrixSVMProblem, dual_problem, primal_objective, primal_problem)
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.formulations.matrix_svm import MatrixSVMProblem, cvxpy_dual, cvxpy_primal, primal_objective
+from mlsvm.solvers.cvxpy_tools import solve
 
 rng = np.random.default_rng(1)
 n, d, q = 20, 3, 3
@@ -27,10 +27,10 @@ A = np.array([[1.0, 0.6, 0.0],
               [0.2, 0.0, 1.0]])                       # not symmetric
 problem = MatrixSVMProblem(gram=X @ X.T, Y=Y, C=1.0, correlation=A)
 
-primal_optimum = solve(primal_problem(problem)[0])
-cvx_dual, alpha = dual_problem(problem)
+primal_optimum = solve(cvxpy_primal(problem)[0])
+cvx_dual, variables = cvxpy_dual(problem)
 dual_optimum = -solve(cvx_dual)
-B = alpha.value * problem.signed                      # α ∘ Ys
+B = variables["alpha"].value * problem.signed                      # α ∘ Ys
 
 # The primal objective at W = X̄ᵀΘ for the two choices of Θ.
 correct = primal_objective(problem, B @ A.T)

@@ -38,13 +38,13 @@ assert np.isclose(hadamard, np.sum(Z ** 2), rtol=1e-14)
 # The constrained least-squares problem (12), solved by CVXPY, against the ridge closed form.
 import cvxpy as cp
 
-from mlsvm.formulations.matrix_svm import MatrixSVMProblem, primal_problem
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.formulations.matrix_svm import MatrixSVMProblem, cvxpy_primal
+from mlsvm.solvers.cvxpy_tools import solve
 
 C = 0.7
 Y = (Ys > 0).astype(int)
 problem = MatrixSVMProblem(gram=X_bar[:, :d] @ X_bar[:, :d].T, Y=Y, C=C, loss="squared")
-cvx, variables = primal_problem(problem)
+cvx, variables = cvxpy_primal(problem)
 eq12 = solve(cvx)
 W_ridge = np.linalg.solve(X_bar.T @ X_bar + np.eye(d + 1) / (2 * C), X_bar.T @ Ys)
 eq14 = 0.5 * np.sum(W_ridge ** 2) + C * np.sum((Ys - X_bar @ W_ridge) ** 2)

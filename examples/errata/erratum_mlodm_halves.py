@@ -16,9 +16,9 @@ import numpy as np
 
 from mlsvm.data import ranking_pairs
 from mlsvm.datasets import make_multilabel
-from mlsvm.formulations.mlodm import MLODMProblem, dual_problem, primal_problem
+from mlsvm.formulations.mlodm import MLODMProblem, cvxpy_dual, cvxpy_primal
 from mlsvm.kernels import gram_factor, make_kernel
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.solvers.cvxpy_tools import solve
 
 data = make_multilabel(n_samples=25, n_features=4, n_labels=3, random_state=3)
 gram = make_kernel("rbf", gamma=0.5)(data.X, data.X)
@@ -26,8 +26,8 @@ pairs = ranking_pairs(data.Y)
 C, theta, mu = 4.0, 0.3, 0.5
 problem = MLODMProblem(gram=gram, pairs=pairs, C=C, theta=theta, mu=mu)
 
-eq15 = solve(primal_problem(problem)[0])
-eq18 = solve(dual_problem(problem)[0])             # a minimisation; primal optimum = −eq18
+eq15 = solve(cvxpy_primal(problem)[0])
+eq18 = solve(cvxpy_dual(problem)[0])             # a minimisation; primal optimum = −eq18
 
 
 def paper_form(halves: bool, with_C: bool):

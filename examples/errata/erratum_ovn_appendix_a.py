@@ -20,7 +20,7 @@ import numpy as np
 
 from mlsvm import OvNSVM
 from mlsvm.datasets import make_multilabel
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.solvers.cvxpy_tools import solve
 
 data = make_multilabel(n_samples=40, n_features=3, n_labels=3, random_state=2)
 X, Y = data.X, data.Y

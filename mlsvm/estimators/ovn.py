@@ -12,14 +12,15 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy.sparse import issparse
 
 from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import ovn
-from mlsvm.solvers.equal_mass_ipm import equal_mass_ipm
-from mlsvm.solvers.mm import mm
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import FitReport
+from mlsvm.solvers.ovn_ipm import equal_mass_ipm
+from mlsvm.solvers.ovn_mm import mm
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import FitReport
 
 __all__ = ["OvNSVM", "ovn_decide"]
 
@@ -47,7 +48,7 @@ class OvNSVM(KernelMultilabelEstimator):
     ``alpha`` is in the canonical scaling: the paper's Appendix-A α is ``2·alpha``.
     ``epsilon`` is the MM floor on ``z`` (``solver="mm"`` only; MM ends within ``β·epsilon·T/4`` of
     the optimum, and its safeguard may lower the floor below ``epsilon`` so that the true objective
-    never increases: :mod:`mlsvm.solvers.mm`).
+    never increases: :mod:`mlsvm.solvers.ovn_mm`).
 
     Parameters
     ----------
@@ -122,6 +123,8 @@ class OvNSVM(KernelMultilabelEstimator):
                 "problem is unbounded below. alpha is in the canonical scaling of eq. 5: the paper's "
                 "Appendix A drops the ½, so its α equals 2·alpha (App-A(α, β) = canonical(α/2, β/2))"))
         features = self.X_fit_ if self.kernel == "linear" else None
+        if issparse(features):  # the OvN solvers (Woodbury blocks, MM's lstsq, CVXPY factor) read the
+            features = features.toarray()   # features densely (n × d)
         return ovn.OvNProblem(gram, Y, float(self.alpha), float(self.beta), self.w_constraint,
                               self.b_constraint, float(self.gamma_b), features)
 
