@@ -56,6 +56,8 @@ STOP_RULE = "relative duality gap and scaled KKT residuals"
 SNAP = 1e-10
 #: iterations without a dual increase (while the certificate fails) that count as a stall
 STALL_ITERATIONS = 50
+#: the interior point's sub-problem answers are polished (:func:`_polish`) once the gap bound is below this
+POLISH_BELOW = 1e-3
 #: sub-problem interior point: relative complementarity / residual at which it stops, iteration cap
 SUB_TOL, SUB_MAX_ITER = 1e-13, 60
 
@@ -233,7 +235,7 @@ class _Classes:
     def n_classes(self) -> int:
         return self.starts.size
 
-    def select(self, alpha, upper, gradient, per_class):
+    def select(self, alpha, upper, gradient, size):
         """Positions (in class order) of the working set of the module docstring."""
         y = self.orientation
         value = -y * gradient
@@ -242,21 +244,35 @@ class _Classes:
         low = ((y > 0) & above) | ((y < 0) & below)
         best_up = np.maximum.reduceat(np.where(up, value, -np.inf), self.starts)
         best_low = np.minimum.reduceat(np.where(low, value, np.inf), self.starts)
-        # candidates: the violators and each class's extreme; only they are sorted
-        selected = []
-        for mask, threshold, sign in ((up, np.minimum(best_up, best_low), -1.0),
-                                      (low, np.maximum(best_up, best_low), 1.0)):
-            candidates = np.flatnonzero(mask & (sign * value <= sign * threshold[self.index]))
-            ranked = candidates[np.lexsort((sign * value[candidates], self.index[candidates]))]
-            group = self.index[ranked]
-            first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-            rank = np.arange(ranked.size) - np.repeat(first, np.diff(np.r_[first, ranked.size]))
-            selected.append(ranked[rank < per_class])
-        return np.unique(np.concatenate(selected))
-
+        # candidates: each class's extremes and the violators, scored by their violation against
+        # the best partner of their class; the extremes always enter (they carry the cycles)
+        extremes, scored, scores = [], [], []
+        for mask, own, other, sign in ((up, best_up, best_low, 1.0), (low, best_low, best_up, -1.0)):
+            # up: value ≥ min(best_up, best_low); low: value ≤ max(best_up, best_low)
+            threshold = sign * np.minimum(sign * own, sign * other)
+            candidates = np.flatnonzero(mask & (sign * value >= sign * threshold[self.index]))
+            score = sign * (value[candidates] - other[self.index[candidates]])
+            is_extreme = value[candidates] == own[self.index[candidates]]
+            first = candidates[is_extreme]
+            _, keep = np.unique(self.index[first], return_index=True)
+            extremes.append(first[keep])
+            scored.append(candidates)
+            scores.append(score)
+        chosen = np.unique(np.concatenate(extremes))
+        rest = np.concatenate(scored)
+        score = np.concatenate(scores)
+        room = size - chosen.size
+        if room > 0 and rest.size:
+            positive = score > 0.0
+            rest, score = rest[positive], score[positive]
+            if rest.size > room:
+                top = np.argpartition(-score, room - 1)[:room]
+                rest = rest[top]
+            chosen = np.union1d(chosen, rest)
+        return chosen
 
 def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 20_000,
-                  working_set_size: int = 300, alpha0: np.ndarray | None = None,
+                  working_set_size: int = 120, alpha0: np.ndarray | None = None,
                   callback=None) -> SolverResult:
     """Solve the Rank-SVM dual (Problem 10) to the certificate of the module docstring.
 
@@ -282,7 +298,6 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     instance, relevant, irrelevant = pairs.instance[order], pairs.relevant[order], pairs.irrelevant[order]
     upper = problem.upper[order]
     flat_relevant, flat_irrelevant = instance * n_labels + relevant, instance * n_labels + irrelevant
-    per_class = max(1, working_set_size // (2 * classes.n_classes))
     if alpha0 is None:
         alpha = np.zeros(problem.n_pairs)
     else:
@@ -328,7 +343,10 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         stalled_for = stalled_for + 1 if dual <= best_dual else 0
         stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
         best_dual = max(best_dual, dual)
-        if bound <= tol or (stagnant and iteration >= next_check):
+        # the formulation's complementarity residual at the least-squares biases (z_box = −ĝ)
+        violation = np.maximum(alpha * np.maximum(reduced, 0.0), (upper - alpha) * np.maximum(-reduced, 0.0))
+        complementarity = float(np.max(violation)) / (1.0 + float(np.max(np.abs(reduced))) * float(np.max(upper)))
+        if (bound <= tol and complementarity <= tol) or (stagnant and iteration >= next_check):
             certified, gap, kkt = certify(gradient, biases)
             history["certificate"].append((iteration, gap, kkt))
             if gap <= tol and kkt <= tol:
@@ -338,7 +356,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             if stalled_for >= STALL_ITERATIONS:
                 stalled = True
                 break
-        working = classes.select(alpha, upper, gradient, per_class)
+        working = classes.select(alpha, upper, gradient, working_set_size)
         rows_of = instance[working]
         k_w, l_w = relevant[working], irrelevant[working]
         same = lambda a, b: (a[:, None] == b[None, :]).astype(np.float64)   # noqa: E731
@@ -351,9 +369,15 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         target = incidence @ old
         new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
         new = _snap_to_bounds(new, upper[working], incidence, target)
-        new = _polish(hessian, gradient[working], incidence, old, new, upper[working])
         change = new - old
         linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
+        # exact sub-problems near the end, and whenever the interior point's answer does not
+        # decrease f (its accuracy, ~μ, can exceed the decrease left, e.g. a pair 1e-9 from u)
+        if bound <= POLISH_BELOW or linear_term + 0.5 * curvature >= 0.0:
+            new = _polish(hessian, gradient[working], incidence, old, new, upper[working])
+            new = _snap_to_bounds(new, upper[working], incidence, target)
+            change = new - old
+            linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
         if linear_term + 0.5 * curvature > 1e-12 * (abs(linear_term) + curvature):
             continue                                            # an increase: keep α (a stall if it lasts)
         alpha[working] = new

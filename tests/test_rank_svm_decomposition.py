@@ -1,0 +1,234 @@
+"""The Rank-SVM working-set decomposition solver (mlsvm/solvers/rank_svm_decomposition.py) against
+CVXPY on two backends, against the proximal ALM on real data, and its certificate and warnings."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+
+from mlsvm.datasets import load_emotions
+from mlsvm.formulations import rank_svm as rs
+from mlsvm.kernels import make_kernel
+from mlsvm.solvers.rank_svm_alm import proximal_alm
+from mlsvm.solvers.rank_svm_decomposition import certified_biases, decomposition
+from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, REFERENCE_BACKEND, solve
+from mlsvm.verification.report import relative_difference
+from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
+
+EXACT = tolerance("rank_svm", "fast")
+#: the solver's own tolerance in these tests (tighter than EXACT, which the assertions use)
+SOLVER_TOL = 1e-7
+
+
+@st.composite
+def rank_problems(draw):
+    """Small problems with the awkward label structures of SPEC §3 (as tests/test_rank_svm.py draws
+    them) and the three kernel families; Q = 2 included."""
+    n = draw(st.integers(4, 12))
+    d = draw(st.integers(1, 3))
+    q = draw(st.integers(2, 5))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    X = rng.standard_normal((n, d))
+    Y = (rng.random((n, q)) < draw(st.sampled_from([0.3, 0.5, 0.7]))).astype(int)
+    if draw(st.booleans()):
+        Y[:, 0] = 0                                    # a label nobody has
+    if q > 2 and draw(st.booleans()):
+        Y[:, 1] = 1                                    # a label everybody has
+    if draw(st.booleans()):
+        Y[0, :] = 1                                    # an instance with every label
+        Y[1, :] = 0                                    # and one with none
+    if draw(st.booleans()):
+        X[2] = X[3]                                    # a duplicated point
+    Y[-1, :] = 0
+    Y[-1, -1] = 1                                      # at least one instance with pairs
+    kernel = draw(st.sampled_from(["linear", "rbf", "poly"]))
+    C = draw(st.sampled_from([0.1, 1.0, 10.0]))
+    gram = make_kernel(kernel, "scale", degree=2, coef0=1.0, X=X)(X)
+    working_set_size = draw(st.sampled_from([2, 8, 120]))
+    return rs.make_problem(gram, Y, C), working_set_size
+
+
+def graded(problem, result):
+    """(β, b, primal, dual, relative gap, max KKT) of a result by the formulation's functions."""
+    alpha, b = result.dual["alpha"], result.primal["b"]
+    beta = problem.scatter(alpha)
+    primal, dual = rs.primal_objective(problem, beta, b), rs.dual_objective(problem, alpha)
+    gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
+    return beta, b, primal, dual, gap, max(rs.kkt_residuals(problem, alpha, b).values())
+
+
+def cvxpy_optimum(problem, backend):
+    cvx, alpha, balance = rs.dual_problem(problem)
+    value = -solve(cvx, backend)
+    return value, problem.scatter(np.clip(alpha.value, 0.0, problem.upper))
+
+
+@given(rank_problems())
+@settings(max_examples=20)
+def test_matches_cvxpy_on_two_backends_with_gap_kkt_and_scores(drawn):
+    problem, working_set_size = drawn
+    result = decomposition(problem, tol=SOLVER_TOL, working_set_size=working_set_size)
+    beta, b, primal, dual, gap, kkt = graded(problem, result)
+    assert result.converged
+    assert gap <= SOLVER_TOL and kkt <= SOLVER_TOL
+    assert result.stop_value <= SOLVER_TOL
+    for backend in (REFERENCE_BACKEND, CROSSCHECK_BACKEND):
+        reference, reference_beta = cvxpy_optimum(problem, backend)
+        assert relative_difference(primal, reference) <= EXACT.objective
+        assert relative_difference(dual, reference) <= EXACT.objective
+        # w is unique (½‖w‖² is strongly convex): ½‖w − w*‖² ≤ primal − optimum, so every score
+        # f_k(x_i) − b_k differs by at most sqrt(2 (primal − optimum)) · sqrt(K_ii); the optimum
+        # is known to the backend's accuracy (BACKEND_AGREEMENT, relative)
+        excess = max(primal - reference, 0.0) + BACKEND_AGREEMENT * max(1.0, abs(reference))
+        bound = np.sqrt(2.0 * excess) * np.sqrt(np.max(np.diag(problem.gram)))
+        scores = problem.gram @ beta
+        assert np.max(np.abs(scores - problem.gram @ reference_beta)) <= bound
+    # the biases are the equality multipliers: the decision values give the certified primal
+    decision = rs.decision_function(beta, b, problem.gram)
+    slack = np.maximum(0.0, 1.0 - problem.gather(decision))
+    assert 0.5 * np.sum(beta * scores) + problem.upper @ slack == pytest.approx(primal, rel=1e-12, abs=1e-12)
+    # feasibility kept exactly (to round-off) by every sub-problem
+    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
+    assert np.all(result.dual["alpha"] >= 0.0) and np.all(result.dual["alpha"] <= problem.upper)
+
+
+def test_q_equal_two_is_the_binary_svm_with_bias():
+    """Q = 2, one label each: pair (i, k, l) has u = C and β_i,k = ±α_i = −β_i,l, so Problem 10 is
+    the binary C-SVM dual with the kernel 2K and f_1 − f_2 its decision function (LIBSVM)."""
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 2))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(30) > 0).astype(int)
+    Y = np.column_stack([y, 1 - y])                    # label 0 relevant exactly when y = 1
+    gram = make_kernel("rbf", 0.7)(X)
+    problem = rs.make_problem(gram, Y, 1.0)
+    result = decomposition(problem, tol=1e-9)
+    beta, b, primal, _, gap, kkt = graded(problem, result)
+    assert result.converged and gap <= 1e-9 and kkt <= 1e-9
+    svc = SVC(C=1.0, kernel="precomputed", tol=1e-10).fit(2.0 * gram, y)
+    coef = np.zeros(30)
+    coef[svc.support_] = svc.dual_coef_.ravel()
+    svc_dual = np.abs(coef).sum() - 0.5 * coef @ (2.0 * gram) @ coef
+    assert relative_difference(primal, svc_dual) <= 1e-8
+    # w unique: scores agree within the strong-convexity bound of the two objectives' difference
+    excess = abs(primal - svc_dual) + 1e-9 * max(1.0, abs(svc_dual))
+    bound = np.sqrt(2.0 * excess) * np.sqrt(2.0 * np.max(np.diag(gram)))
+    scores = gram @ beta
+    assert np.max(np.abs((scores[:, 0] - scores[:, 1]) - (2.0 * gram) @ coef)) <= bound
+
+
+def test_agrees_with_the_alm_on_an_emotions_subset(datasets_dir):
+    data = load_emotions()
+    X, Y = data.X[:150], data.Y[:150]
+    gram = make_kernel("rbf", "scale", X=X)(X)
+    problem = rs.make_problem(gram, Y, 1.0)
+    ours = decomposition(problem, tol=1e-8)
+    alm = proximal_alm(problem, tol=1e-8, max_iter=500)
+    assert ours.converged and alm.converged
+    _, _, primal, dual, gap, kkt = graded(problem, ours)
+    _, _, alm_primal, alm_dual, _, _ = graded(problem, alm)
+    assert gap <= 1e-8 and kkt <= 1e-8
+    assert relative_difference(primal, alm_primal) <= 1e-6
+    assert relative_difference(dual, alm_dual) <= 1e-6
+    # w agrees within the strong-convexity bound of both gaps
+    excess = max(primal - alm_dual, 0.0) + max(alm_primal - dual, 0.0)
+    bound = np.sqrt(2.0 * excess) * np.sqrt(np.max(np.diag(gram)))
+    difference = gram @ (problem.scatter(ours.dual["alpha"]) - problem.scatter(alm.dual["alpha"]))
+    assert np.max(np.abs(difference)) <= bound
+
+
+def test_warns_with_the_values_reached_when_stopped_by_max_iter():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    Y = (rng.random((40, 4)) < 0.5).astype(int)
+    Y[0] = [1, 0, 0, 0]
+    problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 10.0)
+    with pytest.warns(ConvergenceWarning, match=r"did not converge in 2 iterations: .* reached"):
+        result = decomposition(problem, tol=1e-10, max_iter=2, working_set_size=4)
+    assert not result.converged and result.n_iter == 2
+    _, _, _, _, gap, kkt = graded(problem, result)
+    # the reported value is the formulation's own, evaluated at the returned point
+    assert result.stop_value == pytest.approx(max(gap, kkt), rel=1e-9)
+    assert result.stop_value > 1e-10
+    # what was returned is still feasible: a usable, certified-suboptimal point
+    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12
+
+
+def test_certificate_rejects_a_planted_wrong_answer():
+    """A feasible but suboptimal α (the optimum moved along a feasible direction) with its best
+    biases must fail the certificate: the gap is a bound, never an estimate."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((12, 2))
+    Y = (rng.random((12, 3)) < 0.5).astype(int)
+    Y[0], Y[1] = [1, 0, 0], [0, 1, 1]
+    problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
+    result = decomposition(problem, tol=1e-9)
+    alpha = result.dual["alpha"].copy()
+    # plant: move two pairs of the same label pair and orientation in opposite directions (keeps
+    # Σ_i β_i = 0 exactly), as far as the box allows, on a pair not at its bound
+    pairs = problem.pairs
+    key = pairs.relevant * problem.n_labels + pairs.irrelevant
+    for first in range(problem.n_pairs):
+        partners = np.flatnonzero((key == key[first]) & (pairs.instance != pairs.instance[first]))
+        if partners.size:
+            break
+    second = partners[0]
+    step = 0.5 * max(problem.upper[first] - alpha[first], alpha[first])
+    step = step if problem.upper[first] - alpha[first] >= alpha[first] else -step
+    step = np.clip(step, alpha[second] - problem.upper[second], alpha[second])
+    alpha[first] += step
+    alpha[second] -= step
+    assert np.max(np.abs(problem.equality @ alpha)) <= 1e-12
+    gradient = rs.dual_gradient(problem, alpha)
+    b = certified_biases(problem, gradient, result.primal["b"])
+    beta = problem.scatter(alpha)
+    primal, dual = rs.primal_objective(problem, beta, b), rs.dual_objective(problem, alpha)
+    gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
+    assert gap > 1e-6
+    assert dual < rs.dual_objective(problem, result.dual["alpha"])
+    # and the certified biases are the best ones: the full LP's agree
+    b_full = rs.optimal_biases(problem, alpha)
+    assert rs.primal_objective(problem, beta, b) == pytest.approx(rs.primal_objective(problem, beta, b_full), rel=1e-10)
+
+
+def test_certified_biases_equal_the_full_lp_at_random_points():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((15, 2))
+    Y = (rng.random((15, 4)) < 0.4).astype(int)
+    Y[-1] = [0, 0, 0, 1]
+    problem = rs.make_problem(make_kernel("poly", "scale", degree=2, coef0=1.0, X=X)(X), Y, 1.0)
+    result = decomposition(problem, tol=1e-9)
+    for scale in (1e-9, 1e-5, 1e-1):
+        gradient = rs.dual_gradient(problem, result.dual["alpha"]) + scale * rng.standard_normal(problem.n_pairs)
+        b = certified_biases(problem, gradient, result.primal["b"])
+        b_full = rs.linear_minimizer(problem, gradient)[1]
+        reduced = lambda bias: gradient + problem.equality_adjoint(bias)   # noqa: E731
+        # both minimise the convex piecewise-linear Σ_t u_t max(0, −ĝ_t) (the hinge part of the primal)
+        assert problem.upper @ np.maximum(0.0, -reduced(b)) == pytest.approx(
+            problem.upper @ np.maximum(0.0, -reduced(b_full)), rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("bad", [{"tol": 0.0}, {"max_iter": 0}, {"working_set_size": 1},
+                                 {"alpha0": np.zeros(3)}])
+def test_bad_arguments_raise_value_error(bad):
+    problem = rs.make_problem(np.eye(3), np.array([[1, 0], [0, 1], [1, 0]]), 1.0)
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        decomposition(problem, **bad)
+
+
+def test_a_feasible_warm_start_is_used_and_stays_exact():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((20, 3))
+    Y = (rng.random((20, 3)) < 0.5).astype(int)
+    Y[0] = [1, 0, 0]
+    problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
+    cold = decomposition(problem, tol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        warm = decomposition(problem, tol=1e-8, alpha0=cold.dual["alpha"])
+    assert warm.n_iter <= 2
+    assert relative_difference(graded(problem, warm)[2], graded(problem, cold)[2]) <= 1e-8
