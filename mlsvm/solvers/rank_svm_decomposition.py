@@ -192,7 +192,8 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
         result = linprog(gradient[near], A_eq=problem.equality[: q - 1][:, near],
                          b_eq=-(problem.equality[: q - 1] @ fixed),
                          bounds=np.column_stack([np.zeros(int(near.sum())), upper[near]]),
-                         method="highs-ds", options={"presolve": False})
+                         method="highs-ds", options={"presolve": False, "dual_feasibility_tolerance": 1e-10,
+                                                     "primal_feasibility_tolerance": 1e-10})
         if result.status != 0:
             continue
         b = np.zeros(q)
