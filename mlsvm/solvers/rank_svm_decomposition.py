@@ -62,6 +62,13 @@ POLISH_BELOW = 1e-3
 SUB_TOL, SUB_MAX_ITER = 1e-13, 60
 
 
+def _pseudo_inverse(matrix):
+    """Pseudo-inverse of a small symmetric PSD matrix (eigenvalues below 1e-12 of the largest dropped)."""
+    values, vectors = np.linalg.eigh(0.5 * (matrix + matrix.T))
+    keep = values > 1e-12 * max(float(values.max(initial=0.0)), 1e-300)
+    return (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
+
+
 def _subproblem(hessian, linear, equality, target, upper):
     """Mehrotra's interior point for ``min ½yᵀHy + cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u`` (dense, small).
 
@@ -83,9 +90,7 @@ def _subproblem(hessian, linear, equality, target, upper):
         cholesky = ridged_cholesky(hessian + np.diag(lower_mult / y + upper_mult / slack))
         solve_m = lambda v: cho_solve(cholesky, v, check_finite=False)   # noqa: E731
         m_inv_et = solve_m(equality.T)
-        values, vectors = np.linalg.eigh(equality @ m_inv_et)
-        keep = values > 1e-12 * max(float(values.max(initial=0.0)), 1e-300)
-        schur_pinv = (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
+        schur_pinv = _pseudo_inverse(equality @ m_inv_et)
 
         def direction(target_lower, target_upper):
             rhs = -dual_residual + target_lower / y - lower_mult - target_upper / slack + upper_mult
@@ -122,8 +127,7 @@ def _snap_to_bounds(y, upper, equality, target):
     residual = equality @ y - target
     weights = np.minimum(y, upper - y)
     if np.max(np.abs(residual), initial=0.0) > 0.0 and np.any(weights > 0.0):
-        weighted = equality * weights[None, :]
-        correction = -weights * (equality.T @ (np.linalg.pinv(weighted @ equality.T) @ residual))
+        correction = -weights * (equality.T @ (_pseudo_inverse((equality * weights[None, :]) @ equality.T) @ residual))
         corrected = np.clip(y + correction, 0.0, upper)
         if np.max(np.abs(equality @ corrected - target)) < np.max(np.abs(residual)):
             y = corrected
