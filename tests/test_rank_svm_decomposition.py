@@ -123,7 +123,7 @@ def test_q_equal_two_is_the_binary_svm_with_bias():
 
 def test_agrees_with_the_alm_on_an_emotions_subset(datasets_dir):
     data = load_emotions()
-    X, Y = data.X[:150], data.Y[:150]
+    X, Y = data.X[:100], data.Y[:100]
     gram = make_kernel("rbf", "scale", X=X)(X)
     problem = rs.make_problem(gram, Y, 1.0)
     ours = decomposition(problem, tol=1e-8)

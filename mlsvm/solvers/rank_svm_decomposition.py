@@ -18,10 +18,14 @@ interval for ``b_l − b_k``, hence a descent cycle (b) whenever the intervals a
 ``r = max(1, working_set_size // (2 · number of classes))``.
 
 Sub-problem. The QP restricted to the working set W, the other pairs fixed, with the equalities
-``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved by a dense Mehrotra
-interior point (:func:`_subproblem`, |W| ≤ ~300: one Cholesky of |W| × |W| per iteration). Values
-within 1e-10·u of a bound are put on it and the equality residual this leaves is removed on the
-free pairs of W. ``G`` is updated with the rows of K of the instances in W: ``O(n |W| Q)``.
+``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
+active-set rounds (:func:`_active_set`: one least-squares KKT solve on the free set per round,
+accepted only as a checked KKT point of the sub-problem), else by a dense Mehrotra interior point
+(:func:`_subproblem`, one Cholesky of |W| × |W| per iteration) whose answer is polished on its
+active set (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of
+a bound are put on it and the equality residual this leaves is removed on the free pairs of W.
+A sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
+instances in W: ``O(n |W| Q)``.
 
 Stopping rule (exact, stated): the formulation's own relative duality gap
 ``(primal(β(α), b) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and** the largest scaled KKT
@@ -40,7 +44,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_solve
+from scipy.linalg import cho_solve, lstsq
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -58,6 +62,8 @@ SNAP = 1e-10
 STALL_ITERATIONS = 50
 #: the interior point's sub-problem answers are polished (:func:`_polish`) once the gap bound is below this
 POLISH_BELOW = 1e-3
+#: primal–dual active-set rounds tried on a sub-problem before the interior point
+ACTIVE_SET_ROUNDS = 10
 #: sub-problem interior point: relative complementarity / residual at which it stops, iteration cap
 SUB_TOL, SUB_MAX_ITER = 1e-13, 60
 
@@ -118,6 +124,149 @@ def _subproblem(hessian, linear, equality, target, upper):
         lower_mult, upper_mult = lower_mult + step * d_lower, upper_mult + step * d_upper
     return np.clip(y, 0.0, upper)
 
+
+
+def _equality_qp(hessian, gradient, equality, old, candidate, free):
+    """Change ``d`` minimising ``gᵀd + ½dᵀHd`` with ``Ed = 0``, the values off ``free`` fixed at
+    ``candidate``: the KKT system ``[H_FF E_Fᵀ; E_F 0][d_F; ν] = [−g_F − H_FB d_B; −E_B d_B]`` in
+    least squares (H may be singular along moves that change nothing). Returns ``(d, ν)``."""
+    change = candidate - old
+    fixed = ~free
+    size, rows = int(free.sum()), equality.shape[0]
+    system = np.zeros((size + rows, size + rows))
+    system[:size, :size] = hessian[np.ix_(free, free)]
+    system[:size, size:] = equality[:, free].T
+    system[size:, :size] = equality[:, free]
+    rhs = np.concatenate([-gradient[free] - hessian[np.ix_(free, fixed)] @ change[fixed],
+                          -equality[:, fixed] @ change[fixed]])
+    solution = lstsq(system, rhs, lapack_driver="gelsy", check_finite=False)[0]   # pivoted QR
+    change[free] = solution[:size]
+    return change, solution[size:]
+
+
+def _active_set(hessian, gradient, equality, old, upper, rounds=ACTIVE_SET_ROUNDS):
+    """Primal–dual active-set iterations (Hintermüller, Ito & Kunisch) for the sub-problem, started
+    from the bounds the current values sit on, a pair on a bound being freed when its gradient
+    points inward. Each round solves :func:`_equality_qp` on the free set, then fixes the values
+    that left the box on the bound they crossed and frees the fixed ones whose multiplier has the
+    wrong sign. Returns the solution when a round changes nothing (it is then a KKT point of the
+    sub-problem, checked), else None (the caller falls back to the interior point)."""
+    at_lower, at_upper = old <= 0.0, old >= upper
+    free = ~(at_lower & (gradient >= 0.0)) & ~(at_upper & (gradient <= 0.0))
+    bound_values = np.where(at_upper, upper, 0.0)
+    scale = max(1.0, float(np.max(np.abs(gradient))))
+    for _ in range(rounds):
+        candidate = np.where(free, old, bound_values)
+        if not np.any(free):
+            return None
+        change, nu = _equality_qp(hessian, gradient, equality, old, candidate, free)
+        if np.max(np.abs(equality @ change)) > 1e-12 * max(1.0, float(np.max(upper))):
+            return None                 # the fixed values leave a flow the free ones cannot balance
+        multiplier = gradient + hessian @ change + equality.T @ nu     # reduced gradient
+        if np.max(np.abs(multiplier[free])) > 1e-10 * scale:
+            return None                 # singular and inconsistent: unbounded on the free set
+        new = old + change
+        below, above = free & (new < 0.0), free & (new > upper)
+        wrong = ~free & (((bound_values == 0.0) & (multiplier < -1e-12 * scale))
+                         | ((bound_values > 0.0) & (multiplier > 1e-12 * scale)))
+        if not (np.any(below) or np.any(above) or np.any(wrong)):
+            return np.clip(new, 0.0, upper)
+        bound_values = np.where(below, 0.0, np.where(above, upper, bound_values))
+        free = (free & ~below & ~above) | wrong
+    return None
+
+def _snap_to_bounds(y, upper, equality, target):
+    """Put values within ``SNAP·u`` of a bound on it, then remove the equality residual this leaves
+    by the least-norm correction on the free values, ``Δ = −ΩEᵀ(EΩEᵀ)⁺(Ey − e)``,
+    ``Ω = diag(min(y, u − y))`` (values near a bound hardly move; clipped regardless)."""
+    y = np.where(y <= SNAP * upper, 0.0, np.where(y >= (1.0 - SNAP) * upper, upper, y))
+    residual = equality @ y - target
+    weights = np.minimum(y, upper - y)
+    if np.max(np.abs(residual), initial=0.0) > 0.0 and np.any(weights > 0.0):
+        correction = -weights * (equality.T @ (_pseudo_inverse((equality * weights[None, :]) @ equality.T) @ residual))
+        corrected = np.clip(y + correction, 0.0, upper)
+        if np.max(np.abs(equality @ corrected - target)) < np.max(np.abs(residual)):
+            y = corrected
+    return y
+
+
+
+def _polish(hessian, gradient, equality, old, new, upper):
+    """Exact sub-problem solution on the active set the interior point found (as OSQP polishes):
+    :func:`_equality_qp` with the values on a bound fixed. The interior point's own answer is only
+    accurate to its last μ, far above the tiny improvements left near the optimum. Values the
+    solve pushes out of the box are fixed on the bound they cross and the solve repeated (a few
+    rounds); the result is kept when it is in the box, keeps the equalities and is no worse than
+    the interior point's."""
+    def objective(candidate):
+        change = candidate - old
+        return float(gradient @ change + 0.5 * change @ hessian @ change)
+
+    candidate = new
+    for _ in range(5):
+        free = (candidate > 0.0) & (candidate < upper)
+        if not np.any(free):
+            break
+        change, _ = _equality_qp(hessian, gradient, equality, old, candidate, free)
+        polished = old + change
+        inside = (polished >= 0.0) & (polished <= upper)
+        candidate = np.clip(polished, 0.0, upper)
+        if np.all(inside):
+            break
+    else:
+        return new
+    if np.max(np.abs(equality @ (candidate - old)), initial=0.0) > 1e-12 * max(1.0, float(np.max(upper))):
+        return new
+    return candidate if objective(candidate) <= objective(new) else new
+
+def _equality_qp(hessian, gradient, equality, old, candidate, free):
+    """Change ``d`` minimising ``gᵀd + ½dᵀHd`` with ``Ed = 0``, the values off ``free`` fixed at
+    ``candidate``: the KKT system ``[H_FF E_Fᵀ; E_F 0][d_F; ν] = [−g_F − H_FB d_B; −E_B d_B]`` in
+    least squares (H may be singular along moves that change nothing). Returns ``(d, ν)``."""
+    change = candidate - old
+    fixed = ~free
+    size, rows = int(free.sum()), equality.shape[0]
+    system = np.zeros((size + rows, size + rows))
+    system[:size, :size] = hessian[np.ix_(free, free)]
+    system[:size, size:] = equality[:, free].T
+    system[size:, :size] = equality[:, free]
+    rhs = np.concatenate([-gradient[free] - hessian[np.ix_(free, fixed)] @ change[fixed],
+                          -equality[:, fixed] @ change[fixed]])
+    solution = lstsq(system, rhs, lapack_driver="gelsy", check_finite=False)[0]   # pivoted QR
+    change[free] = solution[:size]
+    return change, solution[size:]
+
+
+def _active_set(hessian, gradient, equality, old, upper, rounds=ACTIVE_SET_ROUNDS):
+    """Primal–dual active-set iterations (Hintermüller, Ito & Kunisch) for the sub-problem, started
+    from the bounds the current values sit on, a pair on a bound being freed when its gradient
+    points inward. Each round solves :func:`_equality_qp` on the free set, then fixes the values
+    that left the box on the bound they crossed and frees the fixed ones whose multiplier has the
+    wrong sign. Returns the solution when a round changes nothing (it is then a KKT point of the
+    sub-problem, checked), else None (the caller falls back to the interior point)."""
+    at_lower, at_upper = old <= 0.0, old >= upper
+    free = ~(at_lower & (gradient >= 0.0)) & ~(at_upper & (gradient <= 0.0))
+    bound_values = np.where(at_upper, upper, 0.0)
+    scale = max(1.0, float(np.max(np.abs(gradient))))
+    for _ in range(rounds):
+        candidate = np.where(free, old, bound_values)
+        if not np.any(free):
+            return None
+        change, nu = _equality_qp(hessian, gradient, equality, old, candidate, free)
+        if np.max(np.abs(equality @ change)) > 1e-12 * max(1.0, float(np.max(upper))):
+            return None                 # the fixed values leave a flow the free ones cannot balance
+        multiplier = gradient + hessian @ change + equality.T @ nu     # reduced gradient
+        if np.max(np.abs(multiplier[free])) > 1e-10 * scale:
+            return None                 # singular and inconsistent: unbounded on the free set
+        new = old + change
+        below, above = free & (new < 0.0), free & (new > upper)
+        wrong = ~free & (((bound_values == 0.0) & (multiplier < -1e-12 * scale))
+                         | ((bound_values > 0.0) & (multiplier > 1e-12 * scale)))
+        if not (np.any(below) or np.any(above) or np.any(wrong)):
+            return np.clip(new, 0.0, upper)
+        bound_values = np.where(below, 0.0, np.where(above, upper, bound_values))
+        free = (free & ~below & ~above) | wrong
+    return None
 
 def _snap_to_bounds(y, upper, equality, target):
     """Put values within ``SNAP·u`` of a bound on it, then remove the equality residual this leaves
@@ -372,7 +521,9 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         incidence = incidence[np.any(incidence != 0.0, axis=1)]
         old = alpha[working]
         target = incidence @ old
-        new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
+        new = _active_set(hessian, gradient[working], incidence, old, upper[working])
+        if new is None:
+            new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
         new = _snap_to_bounds(new, upper[working], incidence, target)
         change = new - old
         linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
