@@ -17,6 +17,7 @@ from mlsvm.solvers.rank_svm_decomposition import certified_biases, decomposition
 from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, REFERENCE_BACKEND, solve
 from mlsvm.verification.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
+from tests.test_rank_svm import rank_problems
 
 EXACT = tolerance("rank_svm", "fast")
 #: the solver's own tolerance in these tests (tighter than EXACT, which the assertions use)
@@ -24,31 +25,17 @@ SOLVER_TOL = 1e-7
 
 
 @st.composite
-def rank_problems(draw):
-    """Small problems with the awkward label structures of SPEC §3 (as tests/test_rank_svm.py draws
-    them) and the three kernel families; Q = 2 included."""
-    n = draw(st.integers(4, 12))
-    d = draw(st.integers(1, 3))
-    q = draw(st.integers(2, 5))
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-    X = rng.standard_normal((n, d))
-    Y = (rng.random((n, q)) < draw(st.sampled_from([0.3, 0.5, 0.7]))).astype(int)
+def kernel_problems(draw):
+    """The problems of tests/test_rank_svm.py (label nobody/everybody has, rows with all/no labels,
+    duplicated points, Q = 2..5, linear/RBF, C ∈ {0.1, 1, 10}), some re-posed with a polynomial
+    kernel, and a working-set size."""
+    problem, X = draw(rank_problems(max_q=5))
     if draw(st.booleans()):
-        Y[:, 0] = 0                                    # a label nobody has
-    if q > 2 and draw(st.booleans()):
-        Y[:, 1] = 1                                    # a label everybody has
-    if draw(st.booleans()):
-        Y[0, :] = 1                                    # an instance with every label
-        Y[1, :] = 0                                    # and one with none
-    if draw(st.booleans()):
-        X[2] = X[3]                                    # a duplicated point
-    Y[-1, :] = 0
-    Y[-1, -1] = 1                                      # at least one instance with pairs
-    kernel = draw(st.sampled_from(["linear", "rbf", "poly"]))
-    C = draw(st.sampled_from([0.1, 1.0, 10.0]))
-    gram = make_kernel(kernel, "scale", degree=2, coef0=1.0, X=X)(X)
-    working_set_size = draw(st.sampled_from([2, 8, 120]))
-    return rs.make_problem(gram, Y, C), working_set_size
+        Y = np.zeros((problem.n_samples, problem.n_labels), dtype=int)
+        Y[problem.pairs.instance, problem.pairs.relevant] = 1      # the same pairs (rows without
+        gram = make_kernel("poly", "scale", degree=2, coef0=1.0, X=X)(X)   # pairs stay without)
+        problem = rs.make_problem(gram, Y, problem.C)
+    return problem, draw(st.sampled_from([2, 8, 120]))
 
 
 def graded(problem, result):
@@ -66,7 +53,7 @@ def cvxpy_optimum(problem, backend):
     return value, problem.scatter(np.clip(alpha.value, 0.0, problem.upper))
 
 
-@given(rank_problems())
+@given(kernel_problems())
 @settings(max_examples=20)
 def test_matches_cvxpy_on_two_backends_with_gap_kkt_and_scores(drawn):
     problem, working_set_size = drawn
