@@ -11,11 +11,12 @@ binary SVM's SMO move with ``y_t = ±1`` the orientation) and (b) cycles of arcs
 labels. At the optimum the biases (the equalities' multipliers) satisfy, on every unordered label
 pair ("class"), LIBSVM's condition ``max_{I_up} −y_t g_t ≤ b_l − b_k ≤ min_{I_low} −y_t g_t``.
 
-Working set (each iteration). In every class the ``r`` pairs of ``I_up`` with the largest
-``−y_t g_t`` and the ``r`` of ``I_low`` with the smallest: this holds the maximal violating pair of
-every class (a move of kind (a) whenever one exists) and the pairs that bound every class's
-interval for ``b_l − b_k``, hence a descent cycle (b) whenever the intervals admit no potentials.
-``r = max(1, working_set_size // (2 · number of classes))``.
+Working set (each iteration, :meth:`_Classes.select`). Every class's extremes — the pair of
+``I_up`` with the largest ``−y_t g_t`` and the pair of ``I_low`` with the smallest — always enter:
+they hold the maximal violating pair of every class (a move of kind (a) whenever one exists) and
+the pairs that bound every class's interval for ``b_l − b_k``, hence a descent cycle (b) whenever
+the intervals admit no potentials. The rest of the ``working_set_size`` budget goes to the pairs
+with the largest violation against the best partner of their class.
 
 Sub-problem. The QP restricted to the working set W, the other pairs fixed, with the equalities
 ``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
