@@ -14,8 +14,8 @@ from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.rank_svm_alm import proximal_alm
 from mlsvm.solvers.rank_svm_decomposition import certified_biases, decomposition
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, REFERENCE_BACKEND, solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, REFERENCE_BACKEND, solve
+from mlsvm.formulations.evaluation import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 from tests.test_rank_svm import rank_problems
 
@@ -48,7 +48,8 @@ def graded(problem, result):
 
 
 def cvxpy_optimum(problem, backend):
-    cvx, alpha, balance = rs.dual_problem(problem)
+    cvx, variables = rs.cvxpy_dual(problem)
+    alpha = variables["alpha"]
     value = -solve(cvx, backend)
     return value, problem.scatter(np.clip(alpha.value, 0.0, problem.upper))
 

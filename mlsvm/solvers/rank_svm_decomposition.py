@@ -333,7 +333,8 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     ``dual = {"alpha"}``; ``history`` has per iteration ``dual``, ``primal`` (at least-squares
     biases, an upper bound of the optimum), ``stop_value`` (their relative gap), and the
     ``certificate`` list of ``(iteration, relative gap, max KKT residual)`` evaluations.
-    ``callback(iteration, alpha, stop_value)`` is called each iteration.
+    ``callback(iteration, primal, dual)`` is called each iteration (``primal`` empty: the
+    biases are only computed at a certificate; ``dual = {"alpha"}``).
     """
     start = time.perf_counter()
     tol = float(tol)
@@ -390,7 +391,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         history["primal"].append(0.5 * quadratic + float(upper @ np.maximum(0.0, -reduced)))
         history["stop_value"].append(bound)
         if callback is not None:
-            callback(iteration, alpha[inverse], bound)
+            callback(iteration, {}, {"alpha": alpha[inverse]})
         stalled_for = stalled_for + 1 if dual <= best_dual else 0
         stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
         best_dual = max(best_dual, dual)
