@@ -47,9 +47,6 @@ TOLERANCES = {
     ("rank_svm", "ipm"): EXACT,
     ("rank_svm", "alm"): EXACT,
     ("rank_svm", "frank-wolfe"): CERTIFIED,
-    ("sparse_mm", "cvxpy"): EXACT,
-    ("sparse_mm", "greedy"): EXACT,
-    ("sparse_mm", "fast"): EXACT,
     ("mlodm", "bcd-m3"): CERTIFIED,   # the "bcd" rows with the M³ block sub-solver
     ("matrix_svm", "cvxpy"): EXACT,
     ("matrix_svm", "agd"): EXACT,
