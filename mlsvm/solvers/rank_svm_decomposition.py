@@ -229,7 +229,17 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
     of 0 are LP variables; the others are fixed at the bound the sign of ``ĝ_t`` picks (``u`` for
     ``ĝ < 0``, 0 for ``ĝ > 0``). If the multipliers found keep every fixed pair's sign, they with
     the fixed values satisfy the full LP's optimality conditions, so they are exact; otherwise
-    ``δ`` grows ×100, and the full LP is solved last."""
+    ``δ`` grows ×100, and the full LP is solved last.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem.
+    gradient : array of shape (T,)
+        The dual gradient ``g_t = G[i,k] − G[i,l] − 1`` at the current α.
+    guess : array of shape (Q,)
+        Biases used to pick the pairs that enter the LP (e.g. the previous ones).
+    """
     pairs, upper, q = problem.pairs, problem.upper, problem.n_labels
     scale = max(1.0, float(np.max(np.abs(gradient))))
     for delta in (1e-8, 1e-6, 1e-4, 1e-2, 1.0):
@@ -335,6 +345,21 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     ``certificate`` list of ``(iteration, relative gap, max KKT residual)`` evaluations.
     ``callback(iteration, primal, dual)`` is called each iteration (``primal`` empty: the
     biases are only computed at a certificate; ``dual = {"alpha"}``).
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem (:func:`mlsvm.formulations.rank_svm.make_problem`).
+    tol : float, default=1e-6
+        Tolerance of the certificate (relative gap and KKT residuals).
+    max_iter : int, default=20000
+        Maximum number of decomposition iterations.
+    working_set_size : int, default=120
+        Number of pairs per working set (≥ 2).
+    alpha0 : array of shape (T,) or None, optional
+        A feasible warm start (default 0).
+    callback : callable or None, optional
+        Called as ``callback(iteration, primal, dual)`` each iteration.
     """
     start = time.perf_counter()
     tol = float(tol)
