@@ -22,7 +22,7 @@ Sub-problem. The QP restricted to the working set W, the other pairs fixed, with
 ``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
 active-set rounds (:func:`_active_set`: one least-squares KKT solve on the free set per round,
 accepted only as a checked KKT point of the sub-problem), else by a dense Mehrotra interior point
-(:func:`_subproblem`, one Cholesky of |W| × |W| per iteration) whose answer is polished on its
+(:func:`_subproblem`, one Cholesky of ``|W| × |W|`` per iteration) whose answer is polished on its
 active set (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of
 a bound are put on it and the equality residual this leaves is removed on the free pairs of W.
 A sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
@@ -36,7 +36,7 @@ Frank–Wolfe LP, solved on the pairs near their bound switch). Each iteration r
 primal at least-squares biases (an upper bound) and their relative gap; the certificate is
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
-warns with the values reached. Memory O(T + nQ + |W|²) besides the Gram matrix.
+warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix.
 """
 
 from __future__ import annotations

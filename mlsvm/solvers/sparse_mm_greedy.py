@@ -328,7 +328,7 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
 
     ``basis`` given: skip selection and solve for that fixed J (points numerically in the span of
     the ones before them are left out: same span, same optimum). Returns ``primal`` with ``coef``
-    (A, |J| × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu`` (the implied
+    (A, ``|J|`` × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu`` (the implied
     multipliers 2c·ξ); history ``primal``, ``dual``, ``stop_value``, ``relative_gap`` (every Newton
     iteration of every α_J solve) and ``objective_path`` (e_J after each addition). ``max_iter``
     bounds the Newton iterations (class-wise: sweeps) of the whole run; when it ends the run, the
@@ -348,7 +348,7 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
     R : array of shape (k, k) or None, optional
         SM3L's label-correlation matrix; None means the identity.
     d_max : int, default=50
-        Maximum basis size |J|.
+        Maximum basis size ``|J|``.
     kappa : int, default=25
         Number of random candidates scored per addition.
     tol : float, default=1e-10
