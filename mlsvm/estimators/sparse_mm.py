@@ -5,7 +5,7 @@ with a joint Newton step on all classes; ``"greedy"``: Algorithm 4 as in the pap
 per class, Alg. 3); ``"cvxpy"``: the full model (J = all training points), its derived dual by
 CVXPY, the ground truth (``d_max`` and ``kappa`` are not used). ``tol`` bounds the relative duality
 gap and the scaled stationarity residual; ``max_iter`` the Newton steps of the whole run.
-Fitted: ``coef_`` (|J| × k), ``basis_indices_``, ``n_basis_`` = |J|, ``objective_path_`` (e_J after
+Fitted: ``coef_`` (``|J|`` × k), ``basis_indices_``, ``n_basis_`` = ``|J|``, ``objective_path_`` (e_J after
 each added basis vector), ``n_support_`` (training points with a nonzero multiplier; for J = all the
 full model's support vectors), ``fit_report_``.
 Formulations: :mod:`mlsvm.formulations.sparse_mm`; algorithm: :mod:`mlsvm.solvers.sparse_mm_greedy`.

@@ -339,6 +339,16 @@ def evaluate(problem: MatrixSVMProblem, primal: dict, dual: dict | None = None) 
     ``intercept_scaling=1``; any W, not only one in the span of the data). Without either, the
     dual's coefficients (:func:`coef_from_dual`). ``extra`` holds Θ (``coef``, when known) and the
     training decision values (``scores``).
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem the point is graded on.
+    primal : dict
+        The primal point: ``{"coef": Θ}`` of shape (n, q), or ``{"W", "b"}`` for a problem with the
+        linear kernel's features; empty to use the coefficients the dual implies.
+    dual : dict or None, optional
+        The dual point ``{"alpha"}``; None grades the primal only.
     """
     if primal.get("coef") is None and primal.get("W") is not None:
         if problem.features is None:

@@ -121,6 +121,19 @@ class LinearMLODMProblem:
     ``features`` is a dense ``(n, d)`` array or a scipy sparse matrix (kept as CSR float64). Every
     function of this module accepts it in place of an :class:`MLODMProblem`; ``w_k = Σ_i B_ik x_i``
     is the column ``k`` of ``W = Xᵀ B`` (:meth:`weights`).
+
+    Parameters
+    ----------
+    features : array of shape (n, d) or scipy sparse matrix
+        The training features X (sparse input is kept as CSR float64).
+    pairs : RankingPairs
+        Ranking pairs of the labels.
+    C : float, default=1.0
+        Weight C > 0 of the squared band violations.
+    theta : float, default=0.5
+        Band half-width θ ∈ [0, 1].
+    mu : float, default=0.5
+        Weight μ ∈ (0, 1] of violations above the band.
     """
 
     features: object
@@ -184,13 +197,31 @@ def coef_from_dual(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -
 
 
 def pair_margins(problem: MLODMProblem, coef: np.ndarray) -> np.ndarray:
-    """``m_t = F[i,k] − F[i,l]`` with training scores ``F = K B``."""
+    """``m_t = F[i,k] − F[i,l]`` with training scores ``F = K B``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem or LinearMLODMProblem
+        The mLODM problem.
+    coef : array of shape (n, q)
+        Coefficients B of ``w_k = Σ_i B_ik φ(x_i)``.
+    """
     return problem.pairs.gather(problem.kernel_product(coef))
 
 
 def primal_objective(problem: MLODMProblem, coef: np.ndarray, scores: np.ndarray | None = None) -> float:
     """Eq. (15) at ``w_k = Σ_i coef_ik φ(x_i)`` with the optimal slacks (module docstring).
-    ``scores`` (``K @ coef``) may be passed when already known."""
+    ``scores`` (``K @ coef``) may be passed when already known.
+
+    Parameters
+    ----------
+    problem : MLODMProblem or LinearMLODMProblem
+        The mLODM problem.
+    coef : array of shape (n, q)
+        Coefficients B of ``w_k = Σ_i B_ik φ(x_i)``.
+    scores : array of shape (n, q) or None, optional
+        The training scores ``K @ coef`` when already known.
+    """
     scores = problem.kernel_product(coef) if scores is None else scores
     return _objective_at_scores(problem, 0.5 * float(np.sum(coef * scores)), scores)
 
@@ -271,7 +302,19 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
     complementarity). See :func:`mlsvm.formulations.evaluation.qp_residuals`.
 
     ``margins`` (the pair margins of ``w(α, β)``) may be passed when already known: ``P η = ∇ − q``
-    is then formed from them, with no further product with ``K``."""
+    is then formed from them, with no further product with ``K``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem or LinearMLODMProblem
+        The mLODM problem.
+    alpha : array of shape (T,)
+        Dual variables α of the lower-band constraints, one per pair.
+    beta : array of shape (T,)
+        Dual variables β of the upper-band constraints, one per pair.
+    margins : array of shape (T,) or None, optional
+        The pair margins of ``w(α, β)`` when already known.
+    """
     T = problem.pairs.n_pairs
     eta = np.concatenate([alpha, beta])
     linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
@@ -291,7 +334,13 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
 
 def cvxpy_primal(problem: MLODMProblem):
     """CVXPY primal (eq. 15) in the coordinates of a factor ``K = L Lᵀ`` (``φ(x_i) ↦ L_i``):
-    variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``."""
+    variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem or LinearMLODMProblem
+        The mLODM problem to build the primal of.
+    """
     factor = problem.factor()
     pairs = problem.pairs
     V = cp.Variable((factor.shape[1], pairs.n_labels))
@@ -307,7 +356,13 @@ def cvxpy_primal(problem: MLODMProblem):
 
 def cvxpy_dual(problem: MLODMProblem):
     """CVXPY dual (eq. 18) as a minimisation; the primal optimum is ``−problem.value``.
-    Returns ``(cp.Problem, {"alpha", "beta"})``."""
+    Returns ``(cp.Problem, {"alpha", "beta"})``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem or LinearMLODMProblem
+        The mLODM problem to build the dual of.
+    """
     factor = problem.factor()
     pairs = problem.pairs
     alpha = cp.Variable(pairs.n_pairs, nonneg=True)
@@ -330,6 +385,16 @@ def evaluate(problem: MLODMProblem, primal: dict, dual: dict | None = None) -> E
     :class:`LinearMLODMProblem` also ``{"W": (d, q)}`` (any weights, not only those in the span of
     the data); when it has neither, the coefficients the dual implies (eq. 16/20). ``extra`` holds
     the training scores and, when known, ``coef``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem or LinearMLODMProblem
+        The problem the point is graded on.
+    primal : dict
+        The primal point ``{"coef": (n, q)}``, or ``{"W": (d, q)}`` for a
+        :class:`LinearMLODMProblem`; empty to use the coefficients the dual implies.
+    dual : dict or None, optional
+        The dual point ``{"alpha", "beta"}`` (each of shape (T,)); None grades the primal only.
     """
     weights = primal.get("W")
     if primal.get("coef") is not None:

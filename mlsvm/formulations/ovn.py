@@ -196,7 +196,13 @@ def cvxpy_primal(problem: OvNProblem):
 def cvxpy_dual(problem: OvNProblem):
     """CVXPY dual as a minimisation of the negated dual objective. Returns
     ``(cp.Problem, {"Lam", "nu"})``; ``Λ = Y ∘ Lam``; the dual optimum is ``−problem.value``. The
-    last constraint holds the equal-mass rows: its multipliers are the biases ``b``."""
+    last constraint holds the equal-mass rows: its multipliers are the biases ``b``.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The OvN problem to build the dual of.
+    """
     factor = problem.factor()
     mask = _mask(problem)
     lam = cp.Variable(mask.shape, nonneg=True)
@@ -282,7 +288,15 @@ def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None
 
 
 def coef_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
-    """``A = Λ S`` (so ``W = U M⁻¹`` or ``U P``)."""
+    """``A = Λ S`` (so ``W = U M⁻¹`` or ``U P``).
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The OvN problem.
+    Lam : array of shape (n, K)
+        The dual variables Λ (zero outside the memberships).
+    """
     return (_mask(problem) * Lam) @ problem.dual_metric
 
 
@@ -453,7 +467,17 @@ def evaluate(problem: OvNProblem, primal: dict, dual: dict | None = None) -> Eva
     with a dual point ``{"Lam": Λ, "nu": ν}`` (``ν`` may be None: the mean class mass), the dual
     objective and the scaled KKT residuals of :func:`dual_qp` with the biases as the equal-mass
     multipliers, plus ``hard_constraints`` (:func:`kkt_residuals`). ``extra`` holds the training
-    scores ``G A + 1bᵀ``."""
+    scores ``G A + 1bᵀ``.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem the point is graded on.
+    primal : dict
+        The primal point ``{"coef": A (n, K), "b": (K,)}``.
+    dual : dict or None, optional
+        The dual point ``{"Lam": Λ, "nu": ν}``; None grades the primal only.
+    """
     A = np.asarray(primal["coef"], dtype=np.float64)
     b = np.asarray(primal["b"], dtype=np.float64)
     evaluation = Evaluation(primal_objective(problem, A, b), extra={"scores": problem.gram @ A + b[None, :]},
@@ -467,7 +491,17 @@ def evaluate(problem: OvNProblem, primal: dict, dual: dict | None = None) -> Eva
 
 def solution_from_cvxpy(problem: OvNProblem, cvx, variables) -> tuple[dict, dict]:
     """``(primal, dual)`` of a solved :func:`cvxpy_dual`: Λ clipped to its box ``[0, β]``, the
-    biases read from the multipliers of the equal-mass rows (its last constraint), ``A = ΛS``."""
+    biases read from the multipliers of the equal-mass rows (its last constraint), ``A = ΛS``.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem :func:`cvxpy_dual` was built from.
+    cvx : cvxpy.Problem
+        The solved CVXPY problem (first element returned by :func:`cvxpy_dual`).
+    variables : dict
+        Its variables (second element returned by :func:`cvxpy_dual`).
+    """
     Lam = np.clip(np.asarray(variables["Lam"].value, dtype=np.float64), 0.0, problem.beta)
     b = np.asarray(cvx.constraints[-1].dual_value, dtype=np.float64).reshape(problem.n_classes)
     nu = float(variables["nu"].value)

@@ -120,7 +120,13 @@ def cvxpy_dual(problem: BinaryApproachProblem):
     Maximising over λ gives the reduced dual of the module docstring, which
     :func:`dual_objective` evaluates. (The reduced form ``min ¼ s² − Σ α``, ``s ≥ Σ_k ‖·‖`` is
     equivalent but Clarabel ends it "optimal_inaccurate" at the tight settings; this one solves
-    cleanly on Clarabel, ECOS and SCS.) Returns ``(cp.Problem, {"alpha", "lam"})``."""
+    cleanly on Clarabel, ECOS and SCS.) Returns ``(cp.Problem, {"alpha", "lam"})``.
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The binary-approach problem to build the dual of.
+    """
     factor = gram_factor(problem.gram)
     n, q = problem.Y.shape
     alpha = cp.Variable((n, q))
@@ -234,7 +240,21 @@ def stationary_primal(problem: BinaryApproachProblem, coef: np.ndarray, alpha: n
     others (α does not determine their ``w_k``), and each bias the exact minimiser of its label's
     hinge loss (:func:`optimal_bias`). An interior-point backend returns a primal accurate to its
     gap but multipliers accurate only to ~sqrt of it: measured w-stationarity 3e-7 at a relative
-    gap 1e-12 (ECOS, synthetic-30x4x4/rbf); this point trades it for a gap of ~1e-9."""
+    gap 1e-12 (ECOS, synthetic-30x4x4/rbf); this point trades it for a gap of ~1e-9.
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The binary-approach problem.
+    coef : array of shape (n, Q)
+        The current coefficients, kept on labels whose λ_k is (relatively) zero.
+    alpha : array of shape (n, Q)
+        The margin multipliers α.
+    lam : array of shape (Q,)
+        The norm multipliers λ (on the simplex).
+    rtol : float, default=1e-6
+        Labels with ``λ_k ≤ rtol · max λ`` keep their ``coef`` column.
+    """
     alpha = np.clip(alpha, 0.0, problem.box)
     direction = problem.signed * alpha
     mapped = np.array(coef, dtype=np.float64, copy=True)
@@ -319,6 +339,16 @@ def evaluate(problem: BinaryApproachProblem, primal: dict, dual: dict | None = N
     multipliers ``dual = {"alpha", "lam"}``, the dual objective (at α clipped to its box) and
     :func:`kkt_residuals`. Without ``coef`` the primal point is the one the dual implies
     (:func:`coef_from_dual`). ``extra`` holds ``coef``, ``b`` and the training scores ``K coef + b``.
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The problem the point is graded on.
+    primal : dict
+        The primal point ``{"coef": (n, Q), "b": (Q,)}``; without ``coef``, the point the dual
+        implies.
+    dual : dict or None, optional
+        The multipliers ``{"alpha": (n, Q), "lam": (Q,)}``; None grades the primal only.
     """
     if primal.get("coef") is None:
         if dual is None:
@@ -339,7 +369,17 @@ def solution_from_cvxpy(problem: BinaryApproachProblem, cvx, variables) -> tuple
     """``(primal, dual)`` of a solved :func:`cvxpy_primal` (the primal is what is solved: the dual
     does not determine ``w_k`` for a label with ``λ_k = 0``, module docstring): the coefficients of
     the factor coordinates ``V``, the biases, and the multipliers ``α`` (margin constraints) and
-    ``λ`` (norm constraints)."""
+    ``λ`` (norm constraints).
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The problem :func:`cvxpy_primal` was built from.
+    cvx : cvxpy.Problem
+        The solved CVXPY problem (first element returned by :func:`cvxpy_primal`).
+    variables : dict
+        Its variables (second element returned by :func:`cvxpy_primal`).
+    """
     coef = coefficients_from_factor(variables["factor"], variables["V"].value)
     b = np.asarray(variables["b"].value, dtype=np.float64)
     alpha = np.asarray(variables["margin"].dual_value, dtype=np.float64)

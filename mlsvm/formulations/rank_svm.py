@@ -50,6 +50,25 @@ class RankSVMProblem:
     (``equality @ α = Σ_i β_i``); both sparse with two non-zeros per column/row of a pair.
     ``features`` (optional, n × d with ``features featuresᵀ = gram``: ``X`` for the linear kernel)
     is a factor of the Gram matrix the solvers use when it is narrow (``"fast"`` reads its width).
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix K.
+    pairs : RankingPairs
+        Ranking pairs of the labels.
+    C : float
+        Regularisation constant C > 0.
+    upper : array of shape (T,)
+        Box upper bounds ``u_t = C/(|Y_i||Ȳ_i|)``, one per pair.
+    incidence : scipy.sparse.csr_matrix of shape (T, nQ)
+        The pair incidence matrix D.
+    equality : scipy.sparse.csr_matrix of shape (Q, T)
+        The matrix of the equalities (``equality @ α = Σ_i β_i``).
+    equality_transpose : scipy.sparse.csr_matrix of shape (T, Q)
+        Its transpose, stored for the products with it.
+    features : array of shape (n, d) or None, optional
+        A factor of the Gram matrix (``features featuresᵀ = gram``), e.g. X for the linear kernel.
     """
 
     gram: np.ndarray
@@ -92,6 +111,20 @@ def make_problem(gram, Y, C: float, *, check_psd: bool = True, features=None) ->
     Raises ``ValueError`` for ``C ≤ 0``, a Gram matrix that is not symmetric PSD beyond round-off
     (:func:`mlsvm.kernels.check_gram`), a ``Y`` without any ranking pair, or ``features`` whose
     number of rows is not the Gram matrix's.
+
+    Parameters
+    ----------
+    gram : array-like of shape (n, n)
+        Gram matrix K (symmetric PSD).
+    Y : array-like of shape (n, Q)
+        Binary label indicator matrix; its ranking pairs define the problem.
+    C : float
+        Regularisation constant C > 0.
+    check_psd : bool, default=True
+        Check that the Gram matrix is symmetric PSD beyond round-off
+        (:func:`mlsvm.kernels.check_gram`); False only converts it to float64.
+    features : array of shape (n, d) or None, optional
+        A factor of the Gram matrix (``features featuresᵀ = gram``), e.g. X for the linear kernel.
     """
     check_scalar(C, "C", low=0.0, low_open=True)
     gram = check_gram(gram, "gram") if check_psd else np.asarray(gram, dtype=np.float64)
@@ -151,7 +184,13 @@ def cvxpy_dual(problem: RankSVMProblem):
     ``−value``. Only the first Q − 1 equalities are imposed (the last is their negated sum; a
     redundant row would make the interior-point KKT system singular); they are
     ``cp.Problem.constraints[2]``, whose multipliers are the biases
-    (:func:`bias_from_equality_multipliers`). Returns ``(cp.Problem, {"alpha"})``."""
+    (:func:`bias_from_equality_multipliers`). Returns ``(cp.Problem, {"alpha"})``.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem to build the dual of.
+    """
     factor = gram_factor(problem.gram)
     alpha = cp.Variable(problem.n_pairs)
     beta = cp.reshape(problem.incidence.T @ alpha, (problem.n_samples, problem.n_labels), order="C")
@@ -180,7 +219,17 @@ def bias_from_equality_multipliers(problem: RankSVMProblem, multipliers) -> np.n
 
 def solution_from_cvxpy(problem: RankSVMProblem, cvx, variables) -> tuple[dict, dict]:
     """``(primal, dual)`` of a solved :func:`cvxpy_dual`: α clipped to its box ``[0, u]``, the
-    biases from the equalities' multipliers, and the ``β`` that α implies."""
+    biases from the equalities' multipliers, and the ``β`` that α implies.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem :func:`cvxpy_dual` was built from.
+    cvx : cvxpy.Problem
+        The solved CVXPY problem (first element returned by :func:`cvxpy_dual`).
+    variables : dict
+        Its variables (second element returned by :func:`cvxpy_dual`).
+    """
     alpha = np.clip(np.asarray(variables["alpha"].value, dtype=np.float64), 0.0, problem.upper)
     b = bias_from_equality_multipliers(problem, cvx.constraints[2].dual_value)
     return {"beta": coef_from_dual(problem, alpha), "b": b}, {"alpha": alpha}
@@ -206,7 +255,15 @@ def primal_objective(problem: RankSVMProblem, beta: np.ndarray, b: np.ndarray) -
 
 
 def coef_from_dual(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
-    """Eq. (12)/(13): ``β = scatter(α)`` (n × Q), so ``w_k = Σ_i β_ki φ(x_i)``."""
+    """Eq. (12)/(13): ``β = scatter(α)`` (n × Q), so ``w_k = Σ_i β_ki φ(x_i)``.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem.
+    alpha : array of shape (T,)
+        The dual variables, one per pair.
+    """
     return problem.scatter(alpha)
 
 
@@ -325,7 +382,17 @@ def restore_equalities(problem: RankSVMProblem, alpha: np.ndarray, slack: np.nda
     It matters when the caller evaluates Problem 10 with the uncentred Gram matrix, where ``Aα``
     enters multiplied by the mean feature vector (see :func:`mlsvm.solvers.rank_svm_ipm.interior_point`),
     and for the dual objective as a bound: at an α off the equalities it may exceed the primal.
-    ``slack`` is ``u − α`` when a solver keeps it separately (more accurate near ``u``)."""
+    ``slack`` is ``u − α`` when a solver keeps it separately (more accurate near ``u``).
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem.
+    alpha : array of shape (T,)
+        The dual point to correct (inside its box ``[0, u]``).
+    slack : array of shape (T,) or None, optional
+        ``u − α`` when the solver keeps it separately; None computes it from ``alpha``.
+    """
     slack = problem.upper - alpha if slack is None else slack
     weights = np.maximum(np.minimum(alpha, slack), 0.0)
     balance = problem.equality @ alpha
@@ -375,6 +442,16 @@ def evaluate(problem: RankSVMProblem, primal: dict, dual: dict | None = None) ->
     ``primal = {"beta": (n, Q), "b": (Q,)}``; without ``beta`` the coefficients are those the dual
     implies (eq. 12/13); ``b`` is required (the biases are part of the primal point). ``extra``
     holds ``beta``, ``b`` and the training scores ``Kβ + 1bᵀ``.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem the point is graded on.
+    primal : dict
+        The primal point ``{"beta": (n, Q), "b": (Q,)}``; ``b`` is required, without ``beta`` the
+        coefficients the dual implies are used.
+    dual : dict or None, optional
+        The dual point ``{"alpha": (T,)}``; None grades the primal only.
     """
     if primal.get("b") is None:
         raise ValueError("evaluate needs the biases primal['b']")

@@ -253,7 +253,13 @@ def cvxpy_primal(problem: SparseMMProblem):
 
 def cvxpy_dual(problem: SparseMMProblem):
     """CVXPY dual as a minimisation of the negated dual objective; the dual optimum is
-    ``−problem.value``. Returns ``(cp.Problem, {"mu": μ})`` with μ (n × k), 0 outside Ω."""
+    ``−problem.value``. Returns ``(cp.Problem, {"mu": μ})`` with μ (n × k), 0 outside Ω.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The SMSVM / SM3L problem to build the derived dual of (on ``problem.basis``).
+    """
     Z, _ = nystrom_factor(problem)
     ops = problem.margins
     n, k = problem.Y.shape
@@ -322,7 +328,15 @@ def multipliers_from_primal(problem: SparseMMProblem, A: np.ndarray) -> np.ndarr
 
 
 def coef_from_dual(problem: SparseMMProblem, mu: np.ndarray) -> np.ndarray:
-    """The dual → primal map ``A = −(1/λ) K_JJ⁺ K_Jᵀ Tᵀ(μ) R`` (the minimum-norm A)."""
+    """The dual → primal map ``A = −(1/λ) K_JJ⁺ K_Jᵀ Tᵀ(μ) R`` (the minimum-norm A).
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The SMSVM / SM3L problem (its basis J).
+    mu : array of shape (n, k)
+        The dual variables μ (0 outside Ω).
+    """
     Z, to_coef = nystrom_factor(problem)
     return -(to_coef @ (Z.T @ problem.margins.adjoint(mu))) @ problem.R / problem.lam
 
@@ -368,7 +382,18 @@ def evaluate(problem: SparseMMProblem, primal: dict, dual: dict | None = None) -
     """Grade a point: (3.10) / (4.22) at ``{"coef": A}`` on the basis ``primal["basis"]`` (default
     ``problem.basis``; the greedy solver chooses J) and, with ``{"mu": μ}``, the derived dual on that
     basis and :func:`kkt_residuals`. ``extra`` holds the training scores ``K_J A`` and the problem on
-    the basis used."""
+    the basis used.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem the point is graded on.
+    primal : dict
+        The primal point ``{"coef": A (|J|, k)}``, optionally with ``"basis"`` (the J it lives on;
+        default ``problem.basis``).
+    dual : dict or None, optional
+        The dual point ``{"mu": (n, k)}``; None grades the primal only.
+    """
     used = on_basis(problem, primal.get("basis"))
     A = np.asarray(primal["coef"], dtype=np.float64)
     evaluation = Evaluation(primal_objective(used, A), extra={"scores": used.K_J @ A, "problem": used})
@@ -381,6 +406,16 @@ def evaluate(problem: SparseMMProblem, primal: dict, dual: dict | None = None) -
 
 def solution_from_cvxpy(problem: SparseMMProblem, cvx, variables) -> tuple[dict, dict]:
     """``(primal, dual)`` of a solved :func:`cvxpy_dual`: μ clipped to ``≥ 0`` (and 0 off Ω), the
-    minimum-norm coefficients it implies on ``problem.basis``."""
+    minimum-norm coefficients it implies on ``problem.basis``.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem :func:`cvxpy_dual` was built from.
+    cvx : cvxpy.Problem
+        The solved CVXPY problem (first element returned by :func:`cvxpy_dual`).
+    variables : dict
+        Its variables (second element returned by :func:`cvxpy_dual`).
+    """
     mu = np.where(problem.margins.mask, np.maximum(np.asarray(variables["mu"].value, dtype=np.float64), 0.0), 0.0)
     return {"coef": coef_from_dual(problem, mu), "basis": problem.basis}, {"mu": mu}

@@ -73,7 +73,17 @@ CG_MAX_ITER = 1000
 
 def certificate(problem: mlodm.LinearMLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> dict:
     """Primal and dual objectives, relative gap and KKT residuals at ``(α, β)``, all recomputed
-    from ``(α, β)`` (``W = Xᵀ scatter(α − β)``), in O(nnz(X)·q + T)."""
+    from ``(α, β)`` (``W = Xᵀ scatter(α − β)``), in O(nnz(X)·q + T).
+
+    Parameters
+    ----------
+    problem : LinearMLODMProblem
+        The mLODM problem with the linear kernel.
+    alpha : array of shape (T,)
+        Dual variables α, one per pair.
+    beta : array of shape (T,)
+        Dual variables β, one per pair.
+    """
     coef = mlodm.coef_from_dual(problem, alpha, beta)
     weights = problem.weights(coef)
     scores = np.asarray(problem.features @ weights)
@@ -95,6 +105,21 @@ def solve_linear(problem: mlodm.LinearMLODMProblem, *, method: str = "newton", t
     ``dual = {"alpha", "beta"}``, ``primal = {"W"}`` (d × q, recomputed from α, β) and per
     certificate the histories ``primal``, ``dual``, ``relative_gap``, ``kkt`` (largest scaled
     residual), ``stop_value`` and ``iteration`` (plus ``hessian_products`` for Newton).
+
+    Parameters
+    ----------
+    problem : LinearMLODMProblem
+        The mLODM problem with the linear kernel.
+    method : {"newton", "dcd"}, default="newton"
+        Primal Newton method or dual coordinate descent.
+    tol : float, default=1e-6
+        Tolerance on the relative duality gap and the scaled KKT residuals.
+    max_iter : int, default=1000
+        Newton iterations (``"newton"``) or sweeps over all pairs (``"dcd"``).
+    random_state : int, Generator or None, optional
+        Seeds the DCD sweep order (Newton is deterministic).
+    callback : callable or None, optional
+        Called as ``callback(iteration, primal, dual)`` after each certificate.
     """
     if not isinstance(problem, mlodm.LinearMLODMProblem):
         raise TypeError(f"problem must be a LinearMLODMProblem (features X of the linear kernel); "

@@ -227,7 +227,34 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     ``callback(n_iter, {"lambda", "nu"}, {"y"})`` sees every iterate; ``history`` has per iteration
     ``gap`` (scaled complementarity), ``residual`` and ``stop_value`` (their maximum).
     ``accept(lam, nu, y) -> bool``, if given, must also hold before the IPM stops (the caller's
-    own certificate); while it fails the IPM iterates on."""
+    own certificate); while it fails the IPM iterates on.
+
+    Parameters
+    ----------
+    Q : array of shape (T, T) or None
+        The PSD matrix of the QP; None when ``Q_factor`` or ``Q_coupled`` gives it.
+    groups : array of int of shape (T,)
+        ``groups[t]`` is the group of variable t.
+    n_groups : int
+        Number of groups K (every group must be non-empty).
+    beta : float
+        The box upper bound β.
+    nu_weight : float, default=0.0
+        The weight p of ``½ p ν²`` (``1/(2γ)`` for soft b, 0 for hard b).
+    tol : float, default=1e-9
+        Tolerance of the stop rule of the module docstring.
+    max_iter : int, default=100
+        Maximum number of interior-point iterations.
+    Q_factor : array of shape (T, p) or None, optional
+        A factor with ``Q = Q_factor Q_factorᵀ``, used when p < T.
+    Q_coupled : tuple or None, optional
+        ``(s₀, s₁, F, sample)`` describing Q without forming it (OvN's linear kernel).
+    callback : callable or None, optional
+        Called as ``callback(n_iter, {"lambda", "nu"}, {"y"})`` at every iterate.
+    accept : callable or None, optional
+        ``accept(lam, nu, y) -> bool``: the caller's certificate, which must also hold before the
+        IPM stops.
+    """
     start = time.perf_counter()
     if Q_coupled is not None:
         system = _CoupledClassSystem(*Q_coupled, groups)
@@ -336,7 +363,19 @@ def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 
     complementarity gap is a sum over memberships divided by ``1 + |objective|``, the KKT residuals
     are ∞-norms with other scalings, so one can be met a step before the other. ``history`` adds
     ``primal`` and ``dual`` (the OvN objectives at each iterate); ``callback(n_iter, primal, dual)``
-    sees each iterate in the names of the result."""
+    sees each iterate in the names of the result.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The OvN problem (every class with a member).
+    tol : float, default=1e-10
+        Tolerance of the IPM's stop rule and of the formulation's certificate.
+    max_iter : int, default=100
+        Maximum number of interior-point iterations.
+    callback : callable or None, optional
+        Called as ``callback(n_iter, primal, dual)`` at every iterate.
+    """
     sample, cls = problem.members
     T = sample.size
     nu_weight = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0

@@ -139,7 +139,21 @@ def mm(problem: ovn.OvNProblem, *, epsilon: float = 1e-6, tol: float = 1e-8, max
     module docstring. Returns primal ``{"coef" (n × K, W = ΦᵀA), "b" (K), "V" (r × K, the features'
     coordinates)}`` and dual ``{"Lam", "nu"}`` (the last majorizer's multipliers, clipped to
     ``[0, β]`` and equalized: a feasible dual point, so its objective is a true lower bound).
-    ``callback(n_iter, primal, dual)`` sees every iterate in those names."""
+    ``callback(n_iter, primal, dual)`` sees every iterate in those names.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The OvN problem.
+    epsilon : float, default=1e-6
+        Initial floor ε > 0 of eq. 13 (``z ← max(|1 − u|, ε)``), divided by 10 by the continuation.
+    tol : float, default=1e-8
+        Tolerance of the certificate (relative gap and scaled KKT residuals).
+    max_iter : int, default=1000
+        Maximum number of MM iterations.
+    callback : callable or None, optional
+        Called as ``callback(n_iter, primal, dual)`` at every iterate.
+    """
     start = time.perf_counter()
     if not epsilon > 0:
         raise ValueError(f"epsilon must be > 0; got {epsilon!r}")

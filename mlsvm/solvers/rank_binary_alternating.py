@@ -152,6 +152,20 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
     gap per iteration (the stopping value is the relative gap). ``inner_tol`` (LIBSVM's stopping
     tolerance) defaults to ``min(1e-3, 1e-3·tol)``. ``callback(iteration, primal, dual)`` is called
     each iteration with the current point as dicts of the same names.
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The binary-approach problem.
+    tol : float, default=1e-7
+        Tolerance on the relative duality gap.
+    max_iter : int, default=1000
+        Maximum number of alternating iterations.
+    inner_tol : float or None, optional
+        LIBSVM's stopping tolerance for the label SVMs; None means ``min(1e-3, 1e-3·tol)``.
+    callback : callable or None, optional
+        Called as ``callback(iteration, primal, dual)`` with the current point, in the names of the
+        result.
     """
     start = time.perf_counter()
     inner_tol = min(1e-3, 1e-3 * tol) if inner_tol is None else inner_tol

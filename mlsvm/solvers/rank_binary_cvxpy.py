@@ -40,7 +40,17 @@ def _certificate(problem, primal: dict, dual: dict) -> float:
 def solve_primal(problem: rank_binary.BinaryApproachProblem, cvxpy_solver: str = "ECOS", *,
                  tol: float = 1e-7) -> SolverResult:
     """Solve Problem 3's CVXPY primal (module docstring); ``primal = {"coef", "b"}``,
-    ``dual = {"alpha", "lam"}``, ``stop_value`` the certificate of the returned point."""
+    ``dual = {"alpha", "lam"}``, ``stop_value`` the certificate of the returned point.
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The binary-approach problem.
+    cvxpy_solver : str, default="ECOS"
+        The CVXPY backend tried first; the others of ``BACKENDS`` follow when it does not certify.
+    tol : float, default=1e-7
+        Tolerance the returned point's certificate must meet.
+    """
     start = time.perf_counter()
     first = str(cvxpy_solver).upper()
     backends = (first, *(backend for backend in BACKENDS if backend != first))

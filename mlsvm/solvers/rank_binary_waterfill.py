@@ -432,6 +432,15 @@ def solve_rank_binary_waterfill(problem: formulation.BinaryApproachProblem, *, t
     ``dual = {"alpha", "lam"}`` as :mod:`mlsvm.formulations.rank_binary` names them; ``history`` has
     ``primal``, ``dual`` and ``stop_value`` (max of the relative gap and the scaled KKT residuals) per
     outer iteration. ``max_iter`` bounds the outer iterations (evaluations of S(t)).
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The binary-approach problem.
+    tol : float, default=1e-7
+        Tolerance on the relative gap and the scaled KKT residuals.
+    max_iter : int, default=200
+        Maximum number of outer iterations (evaluations of S(t)).
     """
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a finite number > 0; got {tol!r}")

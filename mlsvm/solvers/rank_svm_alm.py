@@ -174,6 +174,24 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
     once that is ≤ ``tol`` the point's ``max(|relative gap|, KKT residuals)``), the
     relative gap, the equality violation and the cumulative number of Hessian products.
     ``callback(iteration, primal, dual)`` is called each outer iteration with the current point.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem.
+    tol : float, default=1e-8
+        Tolerance on the relative duality gap (and KKT residuals).
+    max_iter : int, default=200
+        Maximum number of outer (multiplier) iterations.
+    factor : array of shape (n, r) or None, optional
+        ``L`` with ``K = LLᵀ``, used for the Hessian products when r < n.
+    alpha0 : array of shape (T,) or None, optional
+        Starting dual point (default 0).
+    inner_max_iter : int, default=200
+        Maximum number of projected-Newton iterations per subproblem.
+    callback : callable or None, optional
+        Called as ``callback(iteration, primal, dual)`` with the current point, in the names of the
+        result.
     """
     start = time.perf_counter()
     if factor is not None and factor.shape[1] >= problem.n_samples:

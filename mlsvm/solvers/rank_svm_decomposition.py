@@ -22,7 +22,7 @@ Sub-problem. The QP restricted to the working set W, the other pairs fixed, with
 ``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
 active-set rounds (:func:`_active_set`: one least-squares KKT solve on the free set per round,
 accepted only as a checked KKT point of the sub-problem), else by a dense Mehrotra interior point
-(:func:`_subproblem`, one Cholesky of |W| × |W| per iteration) whose answer is polished on its
+(:func:`_subproblem`, one Cholesky of ``|W| × |W|`` per iteration) whose answer is polished on its
 active set (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of
 a bound are put on it and the equality residual this leaves is removed on the free pairs of W.
 A sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
@@ -36,7 +36,7 @@ Frank–Wolfe LP, solved on the pairs near their bound switch). Each iteration r
 primal at least-squares biases (an upper bound) and their relative gap; the certificate is
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
-warns with the values reached. Memory O(T + nQ + |W|²) besides the Gram matrix.
+warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix.
 """
 
 from __future__ import annotations
@@ -229,7 +229,17 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
     of 0 are LP variables; the others are fixed at the bound the sign of ``ĝ_t`` picks (``u`` for
     ``ĝ < 0``, 0 for ``ĝ > 0``). If the multipliers found keep every fixed pair's sign, they with
     the fixed values satisfy the full LP's optimality conditions, so they are exact; otherwise
-    ``δ`` grows ×100, and the full LP is solved last."""
+    ``δ`` grows ×100, and the full LP is solved last.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem.
+    gradient : array of shape (T,)
+        The dual gradient ``g_t = G[i,k] − G[i,l] − 1`` at the current α.
+    guess : array of shape (Q,)
+        Biases used to pick the pairs that enter the LP (e.g. the previous ones).
+    """
     pairs, upper, q = problem.pairs, problem.upper, problem.n_labels
     scale = max(1.0, float(np.max(np.abs(gradient))))
     for delta in (1e-8, 1e-6, 1e-4, 1e-2, 1.0):
@@ -335,6 +345,21 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     ``certificate`` list of ``(iteration, relative gap, max KKT residual)`` evaluations.
     ``callback(iteration, primal, dual)`` is called each iteration (``primal`` empty: the
     biases are only computed at a certificate; ``dual = {"alpha"}``).
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem (:func:`mlsvm.formulations.rank_svm.make_problem`).
+    tol : float, default=1e-6
+        Tolerance of the certificate (relative gap and KKT residuals).
+    max_iter : int, default=20000
+        Maximum number of decomposition iterations.
+    working_set_size : int, default=120
+        Number of pairs per working set (≥ 2).
+    alpha0 : array of shape (T,) or None, optional
+        A feasible warm start (default 0).
+    callback : callable or None, optional
+        Called as ``callback(iteration, primal, dual)`` each iteration.
     """
     start = time.perf_counter()
     tol = float(tol)

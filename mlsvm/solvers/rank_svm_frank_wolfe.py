@@ -51,6 +51,20 @@ def frank_wolfe(problem: RankSVMProblem, *, tol: float = 1e-3, max_iter: int = 1
     absolute ``fw_gap``, and per step taken the ``step``.
     ``callback(iteration, primal, dual)`` is called each iteration with ``{"beta", "b"}`` and
     ``{"alpha"}``.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem.
+    tol : float, default=1e-3
+        Tolerance on the relative Frank–Wolfe gap.
+    max_iter : int, default=1000
+        Maximum number of iterations.
+    alpha0 : array of shape (T,) or None, optional
+        Starting dual point (default 0).
+    callback : callable or None, optional
+        Called as ``callback(iteration, primal, dual)`` with the current point, in the names of the
+        result.
     """
     start = time.perf_counter()
     alpha = np.zeros(problem.n_pairs) if alpha0 is None else np.array(alpha0, dtype=np.float64)

@@ -137,6 +137,20 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
     returned point's ``max(|relative gap|, KKT residuals)``), the relative
     gap, the equality violation and the barrier parameter μ. ``callback(iteration, primal, dual)``
     is called each iteration with the current point as dicts of the same names.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The Rank-SVM problem.
+    factor : array of shape (n, r)
+        ``L`` with ``K = LLᵀ``; ``Q(r+1) − 1`` must not exceed :data:`MAX_SYSTEM_SIZE`.
+    tol : float, default=1e-8
+        Tolerance on the relative duality gap (and KKT residuals).
+    max_iter : int, default=100
+        Maximum number of interior-point iterations.
+    callback : callable or None, optional
+        Called as ``callback(iteration, primal, dual)`` with the current point, in the names of the
+        result.
     """
     start = time.perf_counter()
     factor = np.asarray(factor, dtype=np.float64)

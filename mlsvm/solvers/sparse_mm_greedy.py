@@ -203,7 +203,37 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
     when ``factor`` = L is given) are both ≤ tol, after at most ``max_iter`` Newton steps (or
     class-wise sweeps). The gap alone is quadratic in the gradient: on yeast a gap of 5.5e-6 came with
     a stationarity residual of 3.3e-2 (issue 19). ``history`` gets ``primal``, ``dual``, ``stop_value``
-    and ``relative_gap`` per iteration; ``on_iterate(C, F)`` sees each iterate."""
+    and ``relative_gap`` per iteration; ``on_iterate(C, F)`` sees each iterate.
+
+    Parameters
+    ----------
+    Z : array of shape (n, d)
+        The features ``Z = K_J L_J⁻ᵀ`` of the basis.
+    ops : MarginOperator
+        The margin map T, pair set Ω and weight c.
+    lam : float
+        Regularisation weight λ > 0.
+    R : array of shape (k, k)
+        The label-correlation matrix (identity for SMSVM).
+    C : array of shape (d, k)
+        Starting coefficients in the coordinates of Z.
+    F : array of shape (n, k) or None, optional
+        The scores ``Z C`` when already known.
+    tol : float, default=1e-10
+        Tolerance on the relative duality gap and the scaled stationarity residual.
+    max_iter : int, default=1000
+        Maximum number of Newton steps (or class-wise sweeps).
+    joint : bool, default=True
+        Joint Newton steps on all classes; False: one step per class in turn.
+    hessians : _ClassHessians or None, optional
+        The per-class Hessian factors to reuse (the greedy run grows them); None builds them.
+    history : dict or None, optional
+        Lists to append ``primal``, ``dual``, ``stop_value`` and ``relative_gap`` to.
+    factor : array of shape (d, d) or None, optional
+        ``L`` with ``K_JJ = LLᵀ``: the stationarity residual is then measured in the coefficients A.
+    on_iterate : callable or None, optional
+        Called as ``on_iterate(C, F)`` at each iterate.
+    """
     R_inv = np.linalg.inv(R)
     F = Z @ C if F is None else F
     if hessians is None:
@@ -298,13 +328,45 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
 
     ``basis`` given: skip selection and solve for that fixed J (points numerically in the span of
     the ones before them are left out: same span, same optimum). Returns ``primal`` with ``coef``
-    (A, |J| × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu`` (the implied
+    (A, ``|J|`` × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu`` (the implied
     multipliers 2c·ξ); history ``primal``, ``dual``, ``stop_value``, ``relative_gap`` (every Newton
     iteration of every α_J solve) and ``objective_path`` (e_J after each addition). ``max_iter``
     bounds the Newton iterations (class-wise: sweeps) of the whole run; when it ends the run, the
     result is not converged and a ``ConvergenceWarning`` says so (issue 14: it used to bound each
     solve, so ``max_iter=1`` ran 17–38 steps and said converged). ``callback(n_iter, primal, dual)``
-    sees every iterate in the result's names."""
+    sees every iterate in the result's names.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        The full training Gram matrix K.
+    ops : MarginOperator
+        The margin map T, pair set Ω and weight c
+        (:class:`mlsvm.formulations.sparse_mm.MarginOperator`).
+    lam : float
+        Regularisation weight λ > 0.
+    R : array of shape (k, k) or None, optional
+        SM3L's label-correlation matrix; None means the identity.
+    d_max : int, default=50
+        Maximum basis size ``|J|``.
+    kappa : int, default=25
+        Number of random candidates scored per addition.
+    tol : float, default=1e-10
+        Tolerance of the Newton stop (relative gap and scaled stationarity).
+    max_iter : int, default=1000
+        Newton iterations (class-wise: sweeps) of the whole run.
+    min_rel_decrease : float, default=1e-3
+        Stop growing J when the relative decrease of e_J after an addition is below it.
+    joint : bool, default=True
+        Joint Newton steps on all classes (``"fast"``); False: one step per class in turn (the
+        paper).
+    random_state : int, Generator or None, optional
+        Seeds the candidate sampling.
+    basis : array of int or None, optional
+        A fixed basis J: skip the selection and solve on it.
+    callback : callable or None, optional
+        Called as ``callback(n_iter, primal, dual)`` at every iterate.
+    """
     start = time.perf_counter()
     n, k = ops.Y.shape
     R = np.eye(k) if R is None else R

@@ -23,7 +23,13 @@ __all__ = ["matrix_svm_linear_svc_parameters", "from_linear_svc", "rank_svm_svc_
 
 
 def matrix_svm_linear_svc_parameters(C: float) -> dict:
-    """The ``LinearSVC`` parameters whose per-label solutions are Matrix-SVM's at ``C``."""
+    """The ``LinearSVC`` parameters whose per-label solutions are Matrix-SVM's at ``C``.
+
+    Parameters
+    ----------
+    C : float
+        Matrix-SVM's C (the same C for ``LinearSVC``).
+    """
     return dict(C=C, loss="hinge", fit_intercept=True, intercept_scaling=1.0)
 
 
@@ -32,7 +38,13 @@ def from_linear_svc(models) -> dict:
     ``OneVsRestClassifier`` / ``MultiOutputClassifier`` of them). LIBLINEAR reports
     ``intercept_ = intercept_scaling · b``; with the mapping above ``intercept_scaling = 1``.
     Raises ``ValueError`` when a model was fitted with other constants (its optimum is another
-    problem's)."""
+    problem's).
+
+    Parameters
+    ----------
+    models : list of LinearSVC, OneVsRestClassifier or MultiOutputClassifier
+        One fitted ``LinearSVC`` per label, or a fitted wrapper of them.
+    """
     models = list(getattr(models, "estimators_", models))
     weights, biases = [], []
     for k, model in enumerate(models):
@@ -48,14 +60,28 @@ def from_linear_svc(models) -> dict:
 
 
 def rank_svm_svc_parameters(C: float) -> dict:
-    """The ``SVC`` parameters whose solution is Rank-SVM's at ``C`` (Q = 2, one label per instance)."""
+    """The ``SVC`` parameters whose solution is Rank-SVM's at ``C`` (Q = 2, one label per instance).
+
+    Parameters
+    ----------
+    C : float
+        Rank-SVM's C (``SVC`` gets ``2C``).
+    """
     return dict(C=2.0 * C)
 
 
 def rank_svm_from_svc(svc, Y) -> dict:
     """``{"beta", "b", "alpha"}`` of Rank-SVM (Q = 2) from an ``SVC`` fitted on ``Y[:, 0]``
     (label 0 relevant ↔ class 1) with ``C = 2C``. Every row of ``Y`` must have exactly one label
-    (then every instance gives one ranking pair, in instance order)."""
+    (then every instance gives one ranking pair, in instance order).
+
+    Parameters
+    ----------
+    svc : SVC
+        A ``SVC`` fitted on ``Y[:, 0]`` with :func:`rank_svm_svc_parameters`.
+    Y : array-like of shape (n, 2)
+        The label matrix, exactly one relevant label per row.
+    """
     Y = np.asarray(Y)
     if Y.ndim != 2 or Y.shape[1] != 2 or not np.all(Y.sum(axis=1) == 1):
         raise ValueError("Y must be an (n, 2) indicator with exactly one label per row: Rank-SVM with "

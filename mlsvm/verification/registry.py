@@ -116,7 +116,7 @@ def compare(model: str, problem: str, formulation: str, solver: str, report: Fit
     solver : str
         Name of the solver.
     report : FitReport
-        A fit report (:class:`mlsvm.verification.report.FitReport`).
+        A fit report (:class:`mlsvm.report.FitReport`).
     reference : float
         The reference (ground-truth) optimal value.
     tol : Tolerance or None
@@ -150,7 +150,7 @@ def graded_on_value(report: FitReport, optimum: float, backend: str) -> FitRepor
     Parameters
     ----------
     report : FitReport
-        A fit report (:class:`mlsvm.verification.report.FitReport`).
+        A fit report (:class:`mlsvm.report.FitReport`).
     optimum : float
         Optimal value of the ground truth.
     backend : str
