@@ -174,7 +174,10 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
     # split_bias: the smooth part is ½BᵀKB (K = K̄ − 11ᵀ), the bias term ½(1ᵀB)² goes to the prox;
     # K is formed (an n × n copy) only when its constant is computed, not when it is given
     smooth = gram_bar - 1.0 if split_bias and isinstance(lipschitz, str) else gram_bar
-    step = 1.0 / lipschitz_constant(smooth, label_gram, ridge, lipschitz)
+    # a smooth part with (numerically) no curvature (e.g. K ≈ 0 at a tiny feature scale): any step is
+    # valid; the floor keeps it finite (still ≤ 1/L, since L is below the floor then)
+    floor = 1e-12 * max(1.0, float(np.max(np.abs(np.diagonal(gram_bar)))))
+    step = 1.0 / max(lipschitz_constant(smooth, label_gram, ridge, lipschitz), floor)
     bias_root = np.zeros(q)                           # warm start of the prox's root μ per label
     block_of = np.arange(q) if label_gram is None else np.zeros(q, dtype=np.intp)
     n_blocks = int(block_of.max()) + 1

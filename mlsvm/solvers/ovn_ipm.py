@@ -37,7 +37,7 @@ from scipy.linalg.lapack import dpotrs as potrs
 
 from mlsvm.formulations import ovn
 from mlsvm.solvers.ipm_tools import max_step, ridged_cholesky
-from mlsvm.solvers.result import SolverResult, warn_not_converged
+from mlsvm.solvers.result import SolverResult, warn_not_converged, warn_stalled
 
 __all__ = ["equal_mass_ipm", "solve_ipm"]
 
@@ -267,84 +267,96 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     E = np.zeros((K, T))
     E[groups, np.arange(T)] = 1.0
     lam = np.full(T, 0.5 * beta)
+    upper = np.full(T, 0.5 * beta)   # β − λ kept as its own variable: β − λ rounds to 0 near β
     nu = float((E @ lam).mean())
     y = np.zeros(K)
     scale = max(1.0, system.largest_diagonal() * beta)  # for PSD Q, max |Q_ij| is on the diagonal
     z_low, z_up = np.full(T, scale), np.full(T, scale)
     history = {"gap": [], "residual": [], "stop_value": []}
     converged, stop_value, iteration = False, np.inf, 0
-    for iteration in range(1, max_iter + 1):
-        upper = beta - lam
-        Qlam = system.matvec(lam)
-        r_dual = Qlam - 1.0 + E.T @ y - z_low + z_up
-        r_nu = nu_weight * nu - y.sum()
-        r_mass = E @ lam - nu
-        complementarity = float(lam @ z_low + upper @ z_up)
-        objective = 0.5 * float(lam @ Qlam) - float(lam.sum()) + 0.5 * nu_weight * nu * nu
-        gap = complementarity / (1.0 + abs(objective))
-        residual = max(np.max(np.abs(r_dual)) / (1.0 + np.max(np.abs(Qlam)) + 1.0),
-                       np.max(np.abs(r_mass)) / (1.0 + abs(nu)), abs(r_nu) / (1.0 + np.max(np.abs(y))))
-        stop_value = max(gap, residual)
-        history["gap"].append(gap)
-        history["residual"].append(residual)
-        history["stop_value"].append(stop_value)
-        if callback is not None:
-            callback(iteration, {"lambda": lam, "nu": nu}, {"y": y})
-        if stop_value <= tol and (accept is None or accept(lam, nu, y)):
-            converged = True
-            break
-        mu = complementarity / (2 * T)
-        barrier = z_low / lam + z_up / upper
-        try:
-            system.factor(barrier)
-            HE, accurate = _solve(system, barrier, E.T)
-        except LinAlgError:
-            if not system.refine:
-                raise
-            accurate = False
-        if not accurate:  # continue with the dense T × T system (positive definite up to a ridge)
-            system, HE = _dense_system(system, barrier, E)
-
-        def newton(r_low, r_up):
-            nonlocal system, HE
-            g = -r_dual + r_low / lam - r_up / upper
-            Hg, accurate = _solve(system, barrier, g)
-            if not accurate:
+    # round-off on a badly scaled problem (features ~1e6) can overflow a Newton step: that is a
+    # stall, detected below by a non-finite iterate, not a numpy warning for the user
+    stalled, last = False, (lam, upper, nu, y, z_low, z_up)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for iteration in range(1, max_iter + 1):
+            Qlam = system.matvec(lam)
+            r_dual = Qlam - 1.0 + E.T @ y - z_low + z_up
+            r_nu = nu_weight * nu - y.sum()
+            r_mass = E @ lam - nu
+            complementarity = float(lam @ z_low + upper @ z_up)
+            objective = 0.5 * float(lam @ Qlam) - float(lam.sum()) + 0.5 * nu_weight * nu * nu
+            gap = complementarity / (1.0 + abs(objective))
+            residual = max(np.max(np.abs(r_dual)) / (1.0 + np.max(np.abs(Qlam)) + 1.0),
+                           np.max(np.abs(r_mass)) / (1.0 + abs(nu)), abs(r_nu) / (1.0 + np.max(np.abs(y))))
+            stop_value = max(gap, residual)
+            history["gap"].append(gap)
+            history["residual"].append(residual)
+            history["stop_value"].append(stop_value)
+            if callback is not None:
+                callback(iteration, {"lambda": lam, "nu": nu}, {"y": y})
+            if stop_value <= tol and (accept is None or accept(lam, nu, y)):
+                converged = True
+                break
+            mu = complementarity / (2 * T)
+            barrier = z_low / lam + z_up / upper
+            try:
+                system.factor(barrier)
+                HE, accurate = _solve(system, barrier, E.T)
+            except LinAlgError:
+                if not system.refine:
+                    raise
+                accurate = False
+            if not accurate:  # continue with the dense T × T system (positive definite up to a ridge)
                 system, HE = _dense_system(system, barrier, E)
-                Hg = _solve(system, barrier, g)[0]
-            schur = np.zeros((K + 1, K + 1))
-            schur[:K, :K] = E @ HE
-            schur[:K, K] = 1.0
-            schur[K, :K] = -1.0
-            schur[K, K] = nu_weight
-            solution = np.linalg.solve(schur, np.append(E @ Hg + r_mass, -r_nu))
-            d_y, d_nu = solution[:K], solution[K]
-            d_lam = Hg - HE @ d_y
-            d_zl = (r_low - z_low * d_lam) / lam
-            d_zu = (r_up + z_up * d_lam) / upper
-            return d_lam, d_nu, d_y, d_zl, d_zu
 
-        def step_length(d_lam, d_zl, d_zu):
-            return min(max_step(lam, d_lam), max_step(upper, -d_lam),
-                       max_step(z_low, d_zl), max_step(z_up, d_zu))
+            def newton(r_low, r_up):
+                nonlocal system, HE
+                g = -r_dual + r_low / lam - r_up / upper
+                Hg, accurate = _solve(system, barrier, g)
+                if not accurate:
+                    system, HE = _dense_system(system, barrier, E)
+                    Hg = _solve(system, barrier, g)[0]
+                schur = np.zeros((K + 1, K + 1))
+                schur[:K, :K] = E @ HE
+                schur[:K, K] = 1.0
+                schur[K, :K] = -1.0
+                schur[K, K] = nu_weight
+                solution = np.linalg.solve(schur, np.append(E @ Hg + r_mass, -r_nu))
+                d_y, d_nu = solution[:K], solution[K]
+                d_lam = Hg - HE @ d_y
+                d_zl = (r_low - z_low * d_lam) / lam
+                d_zu = (r_up + z_up * d_lam) / upper
+                return d_lam, d_nu, d_y, d_zl, d_zu
 
-        # predictor (affine scaling)
-        d_lam, _, _, d_zl, d_zu = newton(-lam * z_low, -upper * z_up)
-        step = step_length(d_lam, d_zl, d_zu)
-        mu_affine = float((lam + step * d_lam) @ (z_low + step * d_zl)
-                          + (upper - step * d_lam) @ (z_up + step * d_zu)) / (2 * T)
-        sigma = (mu_affine / mu) ** 3
-        # corrector (Mehrotra), same factorization
-        d_lam, d_nu, d_y, d_zl, d_zu = newton(sigma * mu - lam * z_low - d_lam * d_zl,
-                                              sigma * mu - upper * z_up + d_lam * d_zu)
-        step = 0.995 * step_length(d_lam, d_zl, d_zu)
-        step = min(step, 1.0)
-        lam = lam + step * d_lam
-        nu += step * d_nu
-        y = y + step * d_y
-        z_low = z_low + step * d_zl
-        z_up = z_up + step * d_zu
-    if not converged:
+            def step_length(d_lam, d_zl, d_zu):
+                return min(max_step(lam, d_lam), max_step(upper, -d_lam),
+                           max_step(z_low, d_zl), max_step(z_up, d_zu))
+
+            # predictor (affine scaling)
+            d_lam, _, _, d_zl, d_zu = newton(-lam * z_low, -upper * z_up)
+            step = step_length(d_lam, d_zl, d_zu)
+            mu_affine = float((lam + step * d_lam) @ (z_low + step * d_zl)
+                              + (upper - step * d_lam) @ (z_up + step * d_zu)) / (2 * T)
+            sigma = (mu_affine / mu) ** 3
+            # corrector (Mehrotra), same factorization
+            d_lam, d_nu, d_y, d_zl, d_zu = newton(sigma * mu - lam * z_low - d_lam * d_zl,
+                                                  sigma * mu - upper * z_up + d_lam * d_zu)
+            step = 0.995 * step_length(d_lam, d_zl, d_zu)
+            step = min(step, 1.0)
+            lam = lam + step * d_lam
+            upper = upper - step * d_lam
+            nu += step * d_nu
+            y = y + step * d_y
+            z_low = z_low + step * d_zl
+            z_up = z_up + step * d_zu
+            if not all(np.all(np.isfinite(v)) for v in (lam, upper, nu, y, z_low, z_up)):
+                stalled = True
+                lam, upper, nu, y, z_low, z_up = last
+                break
+            last = (lam, upper, nu, y, z_low, z_up)
+    if stalled:
+        warn_stalled("equal-mass IPM", STOP_RULE, stop_value, float("nan"), tol)
+    elif not converged:
         warn_not_converged("equal-mass IPM", STOP_RULE, stop_value, tol, max_iter)
     return SolverResult(primal={"lambda": lam, "nu": nu}, dual={"y": y, "z_low": z_low, "z_up": z_up},
                         converged=converged, n_iter=iteration, stop_value=stop_value, stop_rule=STOP_RULE,
