@@ -57,7 +57,7 @@ def atomic_write(path, write) -> None:
 
 def check_writable(path) -> Path:
     """Check that a file can be written at ``path`` (before any work is spent on its content): not
-    empty, not a directory, and its directory exists and is writable. The errors name ``path``
+    empty, not a directory, its directory exists and a file can be created in it (tried). The errors name ``path``
     (:func:`atomic_write` writes a temporary file beside it, whose name would mean nothing)."""
     if str(path) == "":
         raise ValueError("the output file name is empty")
@@ -68,10 +68,13 @@ def check_writable(path) -> Path:
     if not folder.is_dir():
         what = "is not a directory" if folder.exists() else "does not exist"
         raise FileNotFoundError(f"cannot write {path}: the directory {folder} {what}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise PermissionError(f"cannot write {path}: no permission to create files in {folder}")
     if path.exists() and not os.access(path, os.W_OK):
         raise PermissionError(f"cannot write {path}: the file exists and is read-only")
+    try:   # the real test (permissions, ACLs, read-only file systems, root): create a file there
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise PermissionError(f"cannot write {path}: cannot create files in {folder} ({exc.strerror})") from None
     return path
 
 
