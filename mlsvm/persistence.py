@@ -301,19 +301,13 @@ def _check_hyperparameters(estimator) -> None:
         check_hyperparameters(estimator.C, estimator.theta, estimator.mu)
         if estimator.subproblem not in SUBPROBLEMS:
             raise ValueError(f"subproblem must be one of {SUBPROBLEMS}; got {estimator.subproblem!r}")
-    elif name == "OvNSVM":
+    elif name == "OvNSVM":   # the formulation's Problem validates itself; a K × K stand-in suffices
         from mlsvm.formulations import ovn
 
-        for constraint in ("w_constraint", "b_constraint"):
-            if getattr(estimator, constraint) not in ovn.CONSTRAINTS:
-                raise ValueError(f"{constraint} must be one of {ovn.CONSTRAINTS}; got {getattr(estimator, constraint)!r}")
-        check_scalar(estimator.beta, "beta", low=0.0, low_open=True)
         check_scalar(estimator.epsilon, "epsilon", low=0.0, low_open=True)
-        if estimator.b_constraint == "soft":
-            check_scalar(estimator.gamma_b, "gamma_b", low=0.0, low_open=True)
-        if estimator.w_constraint == "soft":
-            low, high = ovn.alpha_interval(n_labels)
-            check_scalar(estimator.alpha, "alpha", low=low, high=high, low_open=True, high_open=True)
+        ovn.OvNProblem(np.eye(n_labels), np.eye(n_labels, dtype=np.int8), float(estimator.alpha),
+                       float(estimator.beta), estimator.w_constraint, estimator.b_constraint,
+                       float(estimator.gamma_b))
     elif name in ("SMSVM", "SM3L"):
         n_train = estimator.n_features_in_ if estimator.X_fit_ is None else estimator.X_fit_.shape[0]
         check_scalar(estimator.lam, "lam", low=0.0, low_open=True)
