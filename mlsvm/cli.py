@@ -498,6 +498,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def main(argv=None) -> int:
     command = "mlsvm"
+    shown = warnings.showwarning
     try:
         args = build_parser().parse_args(argv)
         command = f"mlsvm {args.command}"
@@ -518,6 +519,8 @@ def main(argv=None) -> int:
         print(f"{command}: unexpected error: {type(exc).__name__}: {exc} (set MLSVM_TRACEBACK=1 to see the "
               "traceback; please report it)", file=sys.stderr)
         return 1
+    finally:
+        warnings.showwarning = shown   # main() called in-process leaves the caller's warnings as they were
 
 
 if __name__ == "__main__":  # pragma: no cover
