@@ -228,8 +228,8 @@ def _describe(data, y) -> str:
     if y is None:
         return f"{data.X.shape[0]} x {data.X.shape[1]}, {data.Y.shape[1]} labels"
     classes = np.unique(y)
-    return f"{data.X.shape[0]} x {data.X.shape[1]}, {classes.size} classes ({', '.join(map(str, classes[:10].tolist()))}" \
-           f"{', ...' if classes.size > 10 else ''}; multiclass)"
+    shown = ", ".join(map(str, classes[:10].tolist())) + (", ..." if classes.size > 10 else "")
+    return f"{data.X.shape[0]} x {data.X.shape[1]}, {classes.size} classes ({shown}; multiclass)"
 
 
 # ---- commands ---------------------------------------------------------------------------------

@@ -177,7 +177,8 @@ def load_model(path):
     try:
         cls = getattr(importlib.import_module(_ESTIMATORS[name]), name)
     except (ImportError, AttributeError):
-        raise ModelFileError(f"{path} names the estimator {name!r}, which this mlsvm cannot import ({saved_by})") from None
+        raise ModelFileError(f"{path} names the estimator {name!r}, which this mlsvm cannot import "
+                             f"({saved_by})") from None
     if not isinstance(meta.get("params"), dict) or not isinstance(meta.get("state"), dict):
         raise ModelFileError(f"{path} is corrupt: its metadata lacks the params or the fitted state")
     unknown = sorted(set(meta["params"]) - set(cls().get_params(deep=False)))
