@@ -20,7 +20,7 @@ because ``K̄`` has rank r + 1 (no strong convexity).
 Stopping rule (exact, stated): relative duality gap ``(P(W(α)) − D(α)) / max(1, |P|, |D|) ≤ tol``
 with P and D the primal and dual objectives of the whole problem (summed over labels).
 Reaching ``max_iter``, or μ ≤ 1e-13·max(1, C) without meeting ``tol`` (round-off stall), returns the
-best iterate and warns with its gap (a stall as a stall, with the μ reached, not as an exhausted budget).
+best iterate and warns with its gap.
 """
 
 from __future__ import annotations
@@ -74,7 +74,6 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
     history = {"relative_gap": [], "mu": []}
     gap = np.inf
     best = (np.inf, alpha)              # (|gap|, α) of the best iterate: returned if round-off stalls
-    stall = None                        # why the run stopped early, if it did
     for iteration in range(1, max_iter + 1):
         weights = augmented.T @ (alpha * signed)                 # W = X̄ᵀ(α∘Ys), (r+1) × q
         margins = signed * (augmented @ weights)                 # Z_kZ_kᵀα_k, all labels
@@ -93,8 +92,6 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
             # complementarity is at round-off but the gap is not: on ill-conditioned data (e.g. features
             # around 100 with C = 10, a bias direction with curvature ~1e4·n) the free α are only
             # known to the accuracy the Newton solves allow, and further steps degrade them
-            stall = (f"stalled on round-off (complementarity μ = {mu:.1e} ≤ {STALL_MU:.0e}·max(1, C) with the gap "
-                     f"above tol: more iterations only amplify round-off; scale the features or loosen tol)")
             break
         residual = margins - 1.0 - lower + upper
         inverse_d = 1.0 / (lower / alpha + upper / slack)
@@ -139,7 +136,7 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
     gap, alpha = best
     converged = gap <= tol
     if not converged:
-        warn_not_converged(name, STOP_RULE, gap, tol, iteration, reason=stall)
+        warn_not_converged(name, STOP_RULE, gap, tol, iteration)
     alpha = np.clip(alpha, 0.0, C)
     coef = alpha * signed
     return SolverResult(primal={"coef": coef, "W": augmented.T @ coef}, dual={"alpha": alpha},

@@ -32,21 +32,12 @@ class SolverResult:
     solver: str = ""
 
 
-def warn_not_converged(solver: str, stop_rule: str, reached: float, tol: float, max_iter: int,
-                       reason: str | None = None) -> None:
-    """Raise the ``ConvergenceWarning`` of a run that ended above ``tol`` (STYLE rule 3).
-
-    Without ``reason``, ``max_iter`` ended it (the budget: increase max_iter or loosen tol). A run
-    that ended otherwise (a round-off stall, a divergence) passes ``reason``: what stopped it, with
-    the values reached, so the advice is not "increase max_iter" when more iterations cannot help.
-    """
-    if reason is None:
-        message = (f"{solver} did not converge in {max_iter} iterations: {stop_rule} reached {reached:.3e}, "
-                   f"tolerance asked {tol:.1e}. Increase max_iter or loosen tol.")
-    else:
-        message = (f"{solver} did not converge, {reason}, after {max_iter} iterations: {stop_rule} "
-                   f"reached {reached:.3e}, tolerance asked {tol:.1e}.")
-    warnings.warn(message, ConvergenceWarning, stacklevel=3)
+def warn_not_converged(solver: str, stop_rule: str, reached: float, tol: float, max_iter: int) -> None:
+    """Raise the ``ConvergenceWarning`` a solver emits when ``max_iter`` ends it (STYLE rule 3)."""
+    warnings.warn(
+        f"{solver} did not converge in {max_iter} iterations: {stop_rule} reached {reached:.3e}, "
+        f"tolerance asked {tol:.1e}. Increase max_iter or loosen tol.",
+        ConvergenceWarning, stacklevel=3)
 
 
 def relative_gap(primal, dual):
