@@ -44,13 +44,13 @@ from sklearn.svm import SVC, LinearSVC
 
 from mlsvm import MatrixSVM
 from mlsvm.datasets import load_emotions, load_yeast
-from mlsvm.estimators.matrix_svm import apg_options
+from mlsvm.registry.matrix_svm import apg_options
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
 from mlsvm.metrics import average_precision, hamming_loss, macro_f1, micro_f1, subset_accuracy
-from mlsvm.solvers.agd import solve_dual_agd, solve_label_by_label
-from mlsvm.solvers.box_ipm import interior_point_box
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.solvers.matrix_svm_agd import solve_dual_agd, solve_label_by_label
+from mlsvm.solvers.matrix_svm_ipm import interior_point_box
+from mlsvm.solvers.cvxpy_tools import solve
 
 GAMMA = 0.3
 PAPER_TABLE4 = {  # BR-SVM(L), M-SVM(L), BR-SVM(RBF), M-SVM(RBF): exact match, HL, macro F1, micro F1, AP
@@ -151,7 +151,7 @@ def timing(name, X, Y, kernel, max_iter, with_cvxpy, with_paper, with_gradient=T
         else:
             rows["SVC(K) per label (free bias; own gap)"], rows["LinearSVC on chol(K̄) (same problem)"] = _sklearn_rbf(problem)
         if with_cvxpy:
-            elapsed, optimum = _timed(lambda: -solve(ms.dual_problem(problem)[0], "CLARABEL"))
+            elapsed, optimum = _timed(lambda: -solve(ms.cvxpy_dual(problem)[0], "CLARABEL"))
             rows["CVXPY dual (Clarabel)"] = (elapsed, optimum, np.nan, 0)
     best = np.nanmin([r[1] for r in rows.values()])
     base = rows["ipm (= fast), batched" if kernel == "linear" else "apg (= fast for rbf), batched"][0]

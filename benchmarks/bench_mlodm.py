@@ -38,9 +38,9 @@ from mlsvm.datasets import load_emotions, load_yeast
 from mlsvm.formulations import mlodm
 from mlsvm.kernels import make_kernel
 from mlsvm.metrics import ranking_loss
-from mlsvm.solvers.bcd import solve_bcd
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.mlodm_bcd import solve_bcd
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import relative_difference
 
 C, GAMMA, THETA, MU = 1.0, 0.5, 0.5, 0.5
 VARIANTS = {"bcd (exact)": dict(subproblem="exact"), "bcd-m3": dict(subproblem="m3"),
@@ -74,7 +74,7 @@ def run(name, X, Y, X_test, Y_test, skip_cvxpy):
     truth, cvxpy_time = float("nan"), float("nan")
     if not skip_cvxpy:
         start = time.perf_counter()
-        truth = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+        truth = solve(mlodm.cvxpy_primal(problem)[0], "CLARABEL")
         cvxpy_time = time.perf_counter() - start
         print(f"CVXPY primal (Clarabel): {truth:.10g} in {cvxpy_time:.2f} s")
     print(f"{'solver':12s} {'time s':>8s} {'CVXPY/BCD':>10s} {'rel.diff':>9s} {'gap':>9s} {'max KKT':>9s} "
@@ -82,8 +82,8 @@ def run(name, X, Y, X_test, Y_test, skip_cvxpy):
     for label, options in VARIANTS.items():
         test_losses = []
 
-        def record(sweep, alpha, beta):
-            test_losses.append(ranking_loss(Y_test, gram_test @ mlodm.coef_from_dual(problem, alpha, beta)))
+        def record(sweep, primal, dual):
+            test_losses.append(ranking_loss(Y_test, gram_test @ primal["coef"]))
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -32,9 +32,9 @@ from mlsvm import OvNSVM
 from mlsvm.datasets import load_emotions
 from mlsvm.formulations import ovn
 from mlsvm.metrics import example_accuracy, hamming_loss
-from mlsvm.solvers.mm import mm
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.ovn_mm import mm
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import relative_difference
 
 
 def _standardize(X):

@@ -18,9 +18,9 @@ from mlsvm.datasets import load_emotions, load_yeast
 from mlsvm.estimators.rank_binary import BinaryApproachSVM, fit_report
 from mlsvm.formulations import rank_binary as formulation
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.binary_approach_mm import solve_binary_approach
+from mlsvm.solvers.rank_binary_alternating import solve_binary_approach
 from mlsvm.metrics import average_precision, hamming_loss, one_error, ranking_loss
-from mlsvm.verification.report import relative_difference
+from mlsvm.report import relative_difference
 
 
 def standardize(train, *others):

@@ -27,11 +27,11 @@ from mlsvm.datasets import load_yeast
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import make_kernel
 from mlsvm.metrics import average_precision, hamming_loss, one_error, ranking_loss
-from mlsvm.solvers.frank_wolfe import frank_wolfe
+from mlsvm.solvers.rank_svm_frank_wolfe import frank_wolfe
 from mlsvm.solvers.rank_svm_alm import proximal_alm
 from mlsvm.solvers.rank_svm_ipm import interior_point
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import relative_difference
 
 #: Elisseeff & Weston, Fig. 8/9: Rank-SVM on yeast (their 1500/917 split), polynomial kernels
 PAPER = {"degree": [2, 3, 4, 5, 6, 7, 8, 9],

@@ -25,8 +25,8 @@ from mlsvm.datasets import load_yeast
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
 from mlsvm.metrics import hamming_loss
-from mlsvm.solvers.greedy_sparse import greedy_sparse
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
+from mlsvm.solvers.cvxpy_tools import solve
 
 
 def _best_time(run, repeats=3):

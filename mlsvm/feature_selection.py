@@ -32,7 +32,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.data import check_scalar, check_X_Y, ranking_pairs
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.solvers.cvxpy_tools import solve
 
 __all__ = ["FeatureSelectionResult", "scaled_ranking_problem", "multiplicative_feature_selection"]
 

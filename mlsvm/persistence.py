@@ -30,7 +30,7 @@ _DATACLASS = "__dataclass__"
 _ALLOWED_DATACLASSES = {
     ("mlsvm.kernels", "Kernel"),
     ("mlsvm.threshold", "ThresholdPredictor"),
-    ("mlsvm.verification.report", "FitReport"),
+    ("mlsvm.report", "FitReport"),
 }
 
 

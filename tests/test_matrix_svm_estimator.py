@@ -10,7 +10,7 @@ from mlsvm.datasets import load_emotions, load_yeast, make_multiclass, make_mult
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.metrics import hamming_loss
 from mlsvm.verification.checks.matrix_svm import CHECK_TOL, correlation_matrix
-from mlsvm.verification.report import relative_difference
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import assert_decisions_agree, tolerance
 
 DATA = make_multilabel(30, 3, 3, random_state=2)

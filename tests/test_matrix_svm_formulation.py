@@ -8,11 +8,11 @@ from hypothesis import given, settings, strategies as st
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.agd import lipschitz_constant
-from mlsvm.solvers.closed_form import solve_least_squares
+from mlsvm.solvers.matrix_svm_agd import lipschitz_constant
+from mlsvm.solvers.matrix_svm_closed_form import solve_least_squares
 from mlsvm.verification.checks.matrix_svm import correlation_matrix
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 
 EXACT = tolerance("matrix_svm", "cvxpy")
@@ -26,7 +26,8 @@ def _problem(kernel="linear", loss="hinge", correlated=False, n=24, d=3, q=3, se
 
 
 def _cvxpy_dual_alpha(problem, backend="CLARABEL"):
-    cvx, alpha = ms.dual_problem(problem)
+    cvx, variables = ms.cvxpy_dual(problem)
+    alpha = variables["alpha"]
     value = -solve(cvx, backend)
     a = np.clip(alpha.value, 0, problem.C) if problem.loss == "hinge" else alpha.value
     return value, a
@@ -37,7 +38,7 @@ def _cvxpy_dual_alpha(problem, backend="CLARABEL"):
 @pytest.mark.parametrize("correlated", [False, True])
 def test_primal_equals_dual_on_two_backends(kernel, loss, correlated):
     _, problem = _problem(kernel, loss, correlated)
-    primal = solve(ms.primal_problem(problem)[0], "CLARABEL")
+    primal = solve(ms.cvxpy_primal(problem)[0], "CLARABEL")
     dual, alpha = _cvxpy_dual_alpha(problem)
     dual_ecos, _ = _cvxpy_dual_alpha(problem, CROSSCHECK_BACKEND)
     assert relative_difference(primal, dual) <= BACKEND_AGREEMENT
@@ -52,7 +53,7 @@ def test_kernel_primal_matches_linear_features():
     """With the linear kernel, ``W = X̄ᵀΘ`` evaluated in the original features gives the CVXPY
     primal's objective: the augmented column of ones is the (regularized) bias."""
     data, problem = _problem("linear")
-    primal = solve(ms.primal_problem(problem)[0], "CLARABEL")
+    primal = solve(ms.cvxpy_primal(problem)[0], "CLARABEL")
     _, alpha = _cvxpy_dual_alpha(problem)
     weights, bias = ms.linear_weights(data.X, ms.coef_from_dual(problem, alpha))
     scores = data.X @ weights + bias
@@ -76,7 +77,7 @@ def test_equation_13_identity_is_exact_and_the_paper_factor_is_wrong():
 @pytest.mark.parametrize("correlated", [False, True])
 def test_least_squares_closed_form_equals_cvxpy(kernel, correlated):
     _, problem = _problem(kernel, "squared", correlated)
-    primal = solve(ms.primal_problem(problem)[0], "CLARABEL")
+    primal = solve(ms.cvxpy_primal(problem)[0], "CLARABEL")
     result = solve_least_squares(problem.gram_bar, problem.signed, problem.C, correlation=problem.correlation)
     assert relative_difference(ms.primal_objective(problem, result.primal["coef"]), primal) <= EXACT.objective
     assert relative_difference(ms.dual_objective(problem, result.dual["alpha"]), primal) <= EXACT.objective

@@ -1,5 +1,5 @@
-"""The proximal map of box + regularized bias (``mlsvm.solvers.bias_prox``) against CVXPY, and the
-active-set polish (``mlsvm.solvers.polish``) finding the exact optimum from a rough point."""
+"""The proximal map of box + regularized bias (``mlsvm.solvers.matrix_svm_bias_prox``) against CVXPY, and the
+active-set polish (``mlsvm.solvers.matrix_svm_polish``) finding the exact optimum from a rough point."""
 
 import cvxpy as cp
 import numpy as np
@@ -8,10 +8,10 @@ import pytest
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.agd import solve_dual_agd
-from mlsvm.solvers.bias_prox import prox_box_bias
-from mlsvm.solvers.polish import FreeSetSystem, polish_labels
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.solvers.matrix_svm_agd import solve_dual_agd
+from mlsvm.solvers.matrix_svm_bias_prox import prox_box_bias
+from mlsvm.solvers.matrix_svm_polish import FreeSetSystem, polish_labels
+from mlsvm.solvers.cvxpy_tools import solve
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -51,7 +51,7 @@ def test_active_set_steps_find_the_optimum_from_a_rough_point():
     np.testing.assert_allclose(product, G @ (polished * S), rtol=1e-12, atol=1e-12)
     for k in range(S.shape[1]):
         label = ms.MatrixSVMProblem(problem.gram, data.Y[:, [k]], 1.0)
-        reference = -solve(ms.dual_problem(label)[0], "CLARABEL")
+        reference = -solve(ms.cvxpy_dual(label)[0], "CLARABEL")
         assert abs(ms.dual_objective(label, polished[:, [k]]) - reference) <= 1e-9 * abs(reference)
 
 

@@ -13,8 +13,8 @@ from mlsvm.data import ranking_pairs
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import mlodm
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 from tests.mlodm_problems import mlodm_problems, random_dual_point
 
@@ -25,12 +25,12 @@ EXACT = tolerance("mlodm", "cvxpy")
 @given(mlodm_problems())
 def test_primal_equals_minus_dual_minimum(drawn):
     problem, _ = drawn
-    primal = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
-    dual_cvx, variables = mlodm.dual_problem(problem)
+    primal = solve(mlodm.cvxpy_primal(problem)[0], "CLARABEL")
+    dual_cvx, variables = mlodm.cvxpy_dual(problem)
     dual_min = solve(dual_cvx, "CLARABEL")
     assert relative_difference(primal, -dual_min) <= BACKEND_AGREEMENT
     # a second backend confirms the ground truth
-    assert relative_difference(-solve(mlodm.dual_problem(problem)[0], CROSSCHECK_BACKEND), primal) <= BACKEND_AGREEMENT
+    assert relative_difference(-solve(mlodm.cvxpy_dual(problem)[0], CROSSCHECK_BACKEND), primal) <= BACKEND_AGREEMENT
     # numpy objectives at the CVXPY dual point, through w(α, β) of eq. (16)
     alpha = np.maximum(variables["alpha"].value, 0.0)
     beta = np.maximum(variables["beta"].value, 0.0)
@@ -53,7 +53,7 @@ def test_weak_duality_and_slack_formula_at_random_points():
         alpha, beta = random_dual_point(problem, seed)
         coef = np.random.default_rng(seed).standard_normal(problem.gram.shape[0:1] + (problem.pairs.n_labels,))
         assert mlodm.primal_objective(problem, coef) >= mlodm.dual_objective(problem, alpha, beta)
-    dual_cvx, variables = mlodm.dual_problem(problem)
+    dual_cvx, variables = mlodm.cvxpy_dual(problem)
     solve(dual_cvx)
     alpha, beta = variables["alpha"].value, variables["beta"].value
     margins = mlodm.pair_margins(problem, mlodm.coef_from_dual(problem, alpha, beta))
@@ -66,7 +66,7 @@ def test_weak_duality_and_slack_formula_at_random_points():
 
 def test_kkt_residuals_detect_a_perturbed_point():
     problem = _small_problem()
-    dual_cvx, variables = mlodm.dual_problem(problem)
+    dual_cvx, variables = mlodm.cvxpy_dual(problem)
     solve(dual_cvx)
     alpha, beta = np.maximum(variables["alpha"].value, 0), np.maximum(variables["beta"].value, 0)
     assert max(mlodm.kkt_residuals(problem, alpha, beta).values()) <= EXACT.kkt
@@ -99,8 +99,8 @@ def test_mu_one_is_the_squared_insensitive_pair_loss(theta):
     margins = cp.hstack([scores[i, k] - scores[i, l] for i, k, l in zip(pairs.instance, pairs.relevant, pairs.irrelevant)])
     loss = cp.sum(cp.multiply(pairs.weight, cp.square(cp.pos(cp.abs(margins - 1) - theta))))
     independent = solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(V) + 0.5 * problem.C * loss)), "CLARABEL")
-    assert relative_difference(independent, solve(mlodm.primal_problem(problem)[0])) <= BACKEND_AGREEMENT
-    assert relative_difference(independent, -solve(mlodm.dual_problem(problem)[0])) <= BACKEND_AGREEMENT
+    assert relative_difference(independent, solve(mlodm.cvxpy_primal(problem)[0])) <= BACKEND_AGREEMENT
+    assert relative_difference(independent, -solve(mlodm.cvxpy_dual(problem)[0])) <= BACKEND_AGREEMENT
 
 
 def test_theta_zero_mu_one_closed_form():
@@ -112,7 +112,7 @@ def test_theta_zero_mu_one_closed_form():
     d = np.linalg.solve(G + np.diag(problem.pair_size / problem.C), np.ones(T))
     alpha, beta = np.maximum(d, 0.0), np.maximum(-d, 0.0)
     closed_form = mlodm.primal_objective(problem, mlodm.coef_from_dual(problem, alpha, beta))
-    assert relative_difference(closed_form, solve(mlodm.primal_problem(problem)[0])) <= BACKEND_AGREEMENT
+    assert relative_difference(closed_form, solve(mlodm.cvxpy_primal(problem)[0])) <= BACKEND_AGREEMENT
     assert max(mlodm.kkt_residuals(problem, alpha, beta).values()) <= EXACT.kkt
 
 
@@ -135,11 +135,11 @@ def test_large_C_approaches_the_hard_band():
     previous = -np.inf
     for C in (1.0, 10.0, 100.0, 1000.0):
         problem = mlodm.MLODMProblem(gram, pairs, C, theta, mu)
-        value = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+        value = solve(mlodm.cvxpy_primal(problem)[0], "CLARABEL")
         bound = size @ (a_star**2 + b_star**2 / mu) / (2 * C)
         assert previous - BACKEND_AGREEMENT * value <= value <= hard_value * (1 + BACKEND_AGREEMENT)
         assert hard_value - value <= bound * (1 + BACKEND_AGREEMENT) + BACKEND_AGREEMENT
-        dual_cvx, variables = mlodm.dual_problem(problem)
+        dual_cvx, variables = mlodm.cvxpy_dual(problem)
         solve(dual_cvx)
         m = mlodm.pair_margins(problem, mlodm.coef_from_dual(problem, variables["alpha"].value, variables["beta"].value))
         violation = np.maximum(np.maximum(1 - theta - m, m - 1 - theta), 0.0)

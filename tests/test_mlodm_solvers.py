@@ -15,10 +15,10 @@ from mlsvm.data import ranking_pairs
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import mlodm
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.bcd import _block, solve_bcd
+from mlsvm.solvers.mlodm_bcd import _block, solve_bcd
 from mlsvm.solvers.nnqp import natural_residual, nnqp_active_set, nnqp_m3
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 from tests.mlodm_problems import mlodm_problems, random_dual_point
 
@@ -110,7 +110,7 @@ def test_block_subproblem_is_the_dual_restricted_to_one_instance():
 @given(mlodm_problems(), st.booleans(), st.booleans())
 def test_bcd_exact_reaches_the_cvxpy_optimum_with_kkt(drawn, shrinking, polish):
     problem, _ = drawn
-    truth = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+    truth = solve(mlodm.cvxpy_primal(problem)[0], "CLARABEL")
     result = solve_bcd(problem, subproblem="exact", tol=1e-9, random_state=0, shrinking=shrinking,
                        polish=polish, max_iter=20_000)
     alpha, beta = result.dual["alpha"], result.dual["beta"]
@@ -126,7 +126,7 @@ def test_bcd_exact_reaches_the_cvxpy_optimum_with_kkt(drawn, shrinking, polish):
 @given(mlodm_problems(max_samples=8, max_labels=3))
 def test_bcd_m3_is_within_the_gap_it_certifies(drawn):
     problem, _ = drawn
-    truth = solve(mlodm.primal_problem(problem)[0], "CLARABEL")
+    truth = solve(mlodm.cvxpy_primal(problem)[0], "CLARABEL")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # certified at whatever gap it reached
         result = solve_bcd(problem, subproblem="m3", tol=1e-6, random_state=0, max_iter=60)

@@ -14,7 +14,7 @@ from mlsvm import OvNSVM
 from mlsvm.datasets import load_emotions
 from mlsvm.estimators.ovn import ovn_decide
 from mlsvm.metrics import example_accuracy, hamming_loss
-from mlsvm.verification.report import relative_difference
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import tolerance
 
 FAST = tolerance("ovn", "fast")

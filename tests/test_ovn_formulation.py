@@ -8,8 +8,8 @@ from hypothesis import given, settings
 
 from mlsvm.formulations import ovn
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import GroundTruthError, solve, solve_checked, solve_first_optimal
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve, solve_checked, solve_first_optimal
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 from ovn_strategies import ovn_problems
 

@@ -13,12 +13,12 @@ from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.estimators.ovn import OvNSVM
 from mlsvm.formulations import ovn
-from mlsvm.solvers.equal_mass_ipm import _dense_system as _dense
-from mlsvm.solvers.equal_mass_ipm import equal_mass_ipm
-from mlsvm.solvers.mm import mm
+from mlsvm.solvers.ovn_ipm import _dense_system as _dense
+from mlsvm.solvers.ovn_ipm import equal_mass_ipm
+from mlsvm.solvers.ovn_mm import mm
 from mlsvm.solvers.piecewise_quadratic import hinge_segment_search
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import tolerance
 from ovn_strategies import LABEL_STRUCTURES, ovn_problems
 
@@ -263,7 +263,7 @@ def test_hinge_segment_search_matches_a_dense_grid(seed, m, flat):
 def test_ipm_falls_back_to_the_dense_system_when_woodbury_fails_its_check(monkeypatch):
     """The dense T × T Newton system takes over when a Woodbury solve misses WOODBURY_CHECK: forced
     here (no refinement, an unattainable check), the result is still exact."""
-    import mlsvm.solvers.equal_mass_ipm as ipm
+    import mlsvm.solvers.ovn_ipm as ipm
 
     problem, X = _mm_problem("soft", "hard", "linear")
     optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")

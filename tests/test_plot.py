@@ -11,7 +11,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC, LinearSVC
 
 from mlsvm.datasets import make_multiclass, make_multilabel
-from mlsvm.verification.report import FitReport
+from mlsvm.report import FitReport
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

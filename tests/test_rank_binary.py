@@ -14,11 +14,11 @@ from mlsvm.estimators.rank_binary import BinaryApproachSVM, fit_report, solve_cv
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_binary as rb
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.binary_approach_mm import solve_binary_approach
-from mlsvm.verification.cvxpy_tools import solve, solve_first_optimal
+from mlsvm.solvers.rank_binary_alternating import solve_binary_approach
+from mlsvm.solvers.cvxpy_tools import solve, solve_first_optimal
 from mlsvm.verification.problems import multilabel_problems
 from mlsvm.verification.registry import run_check
-from mlsvm.verification.report import relative_difference
+from mlsvm.report import relative_difference
 from mlsvm.verification.checks.rank_binary import checks
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import gram_factor, make_kernel
-from mlsvm.solvers.frank_wolfe import frank_wolfe
+from mlsvm.solvers.rank_svm_frank_wolfe import frank_wolfe
 from mlsvm.solvers.rank_svm_alm import proximal_alm
 from mlsvm.solvers.rank_svm_ipm import MAX_SYSTEM_SIZE, interior_point
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 
 EXACT = tolerance("rank_svm", "fast")

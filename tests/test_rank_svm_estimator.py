@@ -10,7 +10,7 @@ from mlsvm import RankSVM
 from mlsvm.datasets import load_emotions, make_multiclass, make_multilabel
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.report import relative_difference
+from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import tolerance
 
 EXACT = tolerance("rank_svm", "fast")

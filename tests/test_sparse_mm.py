@@ -16,11 +16,11 @@ from mlsvm.estimators.sparse_mm import fit_report
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.greedy_sparse import candidate_gains, greedy_sparse
+from mlsvm.solvers.sparse_mm_greedy import candidate_gains, greedy_sparse
 from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, sorted_root
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
-from mlsvm.verification.report import relative_difference
-from mlsvm.verification.residuals import inf_norm
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.report import relative_difference
+from mlsvm.formulations.evaluation import inf_norm
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 
 EXACT = tolerance("sparse_mm", "fast")

@@ -1,8 +1,11 @@
 """What every mlsvm estimator shares: validation, kernels, multiclass handling, the FitReport.
 
-A model's estimator subclasses :class:`KernelMultilabelEstimator` and implements ``_fit(gram, Y)``
-(train on the Gram matrix and the {0,1} indicator, set its coefficients, return the FitReport) and
-``_decision(gram_test)`` (scores ``(m, q)`` from the test-vs-train Gram matrix). Predictions of a
+A model's estimator subclasses :class:`KernelMultilabelEstimator`, names its registry table
+(``_registry_model``, see :mod:`mlsvm.registry`) and implements ``_problem(gram, Y)`` (the formulation's
+problem, which validates the hyperparameters), ``_set_fitted(problem, result, evaluation, Y)`` (the
+fitted attributes from the solver's point) and ``_decision(gram_test)`` (scores ``(m, q)`` from the
+test-vs-train Gram matrix). The path between them is written once, in :meth:`_fit`: problem →
+registry solver → the formulation's ``evaluate`` → :func:`mlsvm.report.build_report`. Predictions of a
 multiclass fit are ``classes_[argmax]`` of the per-class scores; of a multilabel fit, the model's
 ``_decide(scores)``.
 
@@ -20,9 +23,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from mlsvm import registry
 from mlsvm.data import LabelTarget, check_class_vector, check_X, check_X_Y, check_scalar
+from mlsvm.formulations.evaluation import Evaluation
 from mlsvm.kernels import check_gram, make_kernel
-from mlsvm.verification.report import FitReport
+from mlsvm.report import FitReport, build_report
+from mlsvm.solvers.result import SolverResult
 
 __all__ = ["KernelMultilabelEstimator", "check_solver", "check_n_features"]
 
@@ -37,13 +43,18 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
     """Base class: subclasses define ``__init__`` with their hyperparameters (scikit-learn style:
     stored unchanged), ``_fit``, ``_decision`` and optionally ``_decide``."""
 
-    #: solvers the subclass accepts; the first is the default
+    #: the model's table in :mod:`mlsvm.registry` (its solvers, grades and ``"fast"`` rule)
+    _registry_model: str | None = None
+    #: solvers of a subclass that implements ``_fit`` itself (no registry table yet)
     _solvers: tuple[str, ...] = ("fast", "cvxpy")
     #: True for multiclass-only models (1-D y; no multilabel indicator)
     _single_output: bool = False
 
     # ---- to implement -------------------------------------------------------------------
-    def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:  # pragma: no cover - abstract
+    def _problem(self, gram: np.ndarray, Y: np.ndarray):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _set_fitted(self, problem, result: SolverResult, evaluation: Evaluation, Y: np.ndarray) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
@@ -58,10 +69,33 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         return scores
 
     # ---- shared machinery ---------------------------------------------------------------
+    @classmethod
+    def solver_names(cls) -> tuple[str, ...]:
+        """The values ``solver`` accepts (``"fast"``, the default, first)."""
+        return registry.model(cls._registry_model).solver_names() if cls._registry_model else cls._solvers
+
+    def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:
+        """Problem → registry solver → the formulation's own grade → the one report builder."""
+        spec = registry.model(self._registry_model)
+        problem = self._problem(gram, Y)
+        name, result = registry.run(spec, problem, **self.get_params(deep=False))
+        evaluation = spec.formulation.evaluate(problem, result.primal, result.dual)
+        self._set_fitted(problem, result, evaluation, Y)
+        return build_report(evaluation, result, self.tol, solver=name)
+
     def fit(self, X, Y):
         """Fit on ``X`` (n, d) — or an (n, n) Gram matrix with ``kernel="precomputed"`` — and ``Y``:
         an (n, q) {0,1} indicator (multilabel) or a 1-D class vector (multiclass)."""
-        check_solver(self.solver, self._solvers)
+        gram, indicator = self._training_data(X, Y)
+        self.fit_report_ = self._fit(gram, indicator)
+        self.n_iter_ = self.fit_report_.n_iter
+        return self
+
+    def _training_data(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        """Validate the parameters and the data; returns the training Gram matrix and the (n, q)
+        {0,1} indicator the formulation's problem is built from (``fit`` and
+        :func:`mlsvm.testing.certify` share this path)."""
+        check_solver(self.solver, self.solver_names())
         check_scalar(self.tol, "tol", low=0.0, low_open=True)
         check_scalar(self.max_iter, "max_iter", low=1, integer=True)
         if self._single_output:
@@ -71,9 +105,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         self._indicator_dtype = given.str if given.kind in "biuf" else "|i1"  # predict returns Y's dtype
         gram = self._train_gram(X)
         self._set_target(target)
-        self.fit_report_ = self._fit(gram, target.Y)
-        self.n_iter_ = self.fit_report_.n_iter
-        return self
+        return gram, target.Y
 
     def _set_target(self, target: LabelTarget) -> None:
         self.n_labels_ = target.Y.shape[1]

@@ -16,10 +16,10 @@ import numpy as np
 from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import ovn
-from mlsvm.solvers.equal_mass_ipm import equal_mass_ipm
-from mlsvm.solvers.mm import mm
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import FitReport
+from mlsvm.solvers.ovn_ipm import equal_mass_ipm
+from mlsvm.solvers.ovn_mm import mm
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import FitReport
 
 __all__ = ["OvNSVM", "ovn_decide"]
 
@@ -41,7 +41,7 @@ class OvNSVM(KernelMultilabelEstimator):
     ``alpha`` is in the canonical scaling: the paper's Appendix-A α is ``2·alpha``.
     ``epsilon`` is the MM floor on ``z`` (``solver="mm"`` only; MM ends within ``β·epsilon·T/4`` of
     the optimum, and its safeguard may lower the floor below ``epsilon`` so that the true objective
-    never increases: :mod:`mlsvm.solvers.mm`).
+    never increases: :mod:`mlsvm.solvers.ovn_mm`).
     """
 
     _solvers = ("fast", "mm", "cvxpy")

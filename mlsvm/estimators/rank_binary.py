@@ -17,8 +17,8 @@ import numpy as np
 from mlsvm.data import check_scalar, to_signed
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import rank_binary as formulation
-from mlsvm.verification.cvxpy_tools import solve_first_optimal
-from mlsvm.verification.report import FitReport
+from mlsvm.solvers.cvxpy_tools import solve_first_optimal
+from mlsvm.report import FitReport
 
 __all__ = ["DECODINGS", "decode", "decoding_cost", "categorical_codes", "cr_loss", "BinaryApproachSVM",
            "CategoricalRegressionSVM", "fit_report"]
@@ -136,7 +136,7 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     10 small instances of this SOCP "optimal_inaccurate", ECOS none of 30), multipliers from its
     duals; ``"fast"`` (default): the same, trying ECOS, Clarabel, SCS in turn until one certifies
     "optimal" (``fit_report_.stop_rule`` names it).
-    The hand-written alternating dual solver (:mod:`mlsvm.solvers.binary_approach_mm`) is NOT
+    The hand-written alternating dual solver (:mod:`mlsvm.solvers.rank_binary_alternating`) is NOT
     accepted here: it is experimental and not exact when a label's optimal ``λ_k`` is 0 (see its
     module and docs/rank_binary.md); call it directly and read its certified gap.
     """

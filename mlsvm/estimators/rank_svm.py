@@ -16,12 +16,12 @@ from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import rank_svm as formulation
 from mlsvm.kernels import gram_factor
-from mlsvm.solvers.frank_wolfe import frank_wolfe
+from mlsvm.solvers.rank_svm_frank_wolfe import frank_wolfe
 from mlsvm.solvers.rank_svm_alm import proximal_alm
 from mlsvm.solvers.rank_svm_ipm import MAX_SYSTEM_SIZE, interior_point
 from mlsvm.threshold import ThresholdPredictor
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import FitReport
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import FitReport
 
 __all__ = ["RankSVM"]
 

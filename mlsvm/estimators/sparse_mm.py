@@ -6,7 +6,7 @@ Algorithm 4 as in the paper (one Newton step per class, Alg. 3); ``"cvxpy"``: th
 Fitted: ``coef_`` (|J| × k), ``basis_indices_``, ``n_basis_`` = |J|, ``objective_path_`` (e_J after
 each added basis vector), ``n_support_`` (training points with a nonzero multiplier; for J = all the
 full model's support vectors), ``fit_report_``.
-Formulations: :mod:`mlsvm.formulations.sparse_mm`; algorithm: :mod:`mlsvm.solvers.greedy_sparse`.
+Formulations: :mod:`mlsvm.formulations.sparse_mm`; algorithm: :mod:`mlsvm.solvers.sparse_mm_greedy`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from sklearn.utils.validation import check_is_fitted
 from mlsvm.data import check_scalar, check_X
 from mlsvm.estimators._base import KernelMultilabelEstimator, check_n_features
 from mlsvm.formulations import sparse_mm as form
-from mlsvm.solvers.greedy_sparse import greedy_sparse
-from mlsvm.verification.cvxpy_tools import solve
-from mlsvm.verification.report import FitReport
+from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.report import FitReport
 
 __all__ = ["SMSVM", "SM3L", "fit_report"]
 

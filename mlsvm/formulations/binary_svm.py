@@ -140,7 +140,7 @@ def decision_from_dual(problem: BinarySVMProblem, alpha: np.ndarray, b: float, g
 
 
 def dual_qp(problem: BinarySVMProblem) -> dict:
-    """The dual as the standard-form QP of :func:`mlsvm.verification.residuals.qp_residuals`
+    """The dual as the standard-form QP of :func:`mlsvm.formulations.evaluation.qp_residuals`
     (minimise ``½αᵀPα + qᵀα``): ``P``, ``q``, bounds and the equality row."""
     y = problem.y
     P = y[:, None] * problem.dual_gram * y[None, :]
@@ -159,7 +159,7 @@ def kkt_residuals(problem: BinarySVMProblem, alpha: np.ndarray, b: float) -> dic
     ``z_box = −(Pα + q + Aᵀb)``, so a wrong sign or an active bound violated shows up as
     complementarity."""
     qp = dual_qp(problem)
-    from mlsvm.verification.residuals import qp_residuals
+    from mlsvm.formulations.evaluation import qp_residuals
 
     gradient = qp["P"] @ alpha + qp["q"]
     y_eq = None

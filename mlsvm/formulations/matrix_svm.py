@@ -52,9 +52,9 @@ from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import check_scalar, to_signed
 from mlsvm.kernels import gram_factor
-from mlsvm.verification.residuals import qp_residuals
+from mlsvm.formulations.evaluation import Evaluation, qp_residuals
 
-__all__ = ["LOSSES", "MatrixSVMProblem", "primal_problem", "dual_problem", "coef_from_dual",
+__all__ = ["LOSSES", "MatrixSVMProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy", "coef_from_dual",
            "primal_objective", "dual_objective", "decision_function", "linear_weights",
            "kkt_residuals", "hessian_operator"]
 
@@ -80,13 +80,15 @@ def check_correlation(correlation, n_labels: int) -> np.ndarray | None:
 
 @dataclass(frozen=True)
 class MatrixSVMProblem:
-    """Data of one Matrix-SVM: Gram matrix K (without the ones), {0,1} labels, C, A, loss."""
+    """Data of one Matrix-SVM: Gram matrix K (without the ones), {0,1} labels, C, A, loss, and for
+    the linear kernel the features X (``K = XXᵀ``; solvers may work in their coordinates)."""
 
     gram: np.ndarray
     Y: np.ndarray
     C: float
     correlation: np.ndarray | None = None
     loss: str = "hinge"
+    features: np.ndarray | None = None
 
     def __post_init__(self):
         if self.loss not in LOSSES:
@@ -145,7 +147,7 @@ def _augmented_factor(problem: MatrixSVMProblem) -> np.ndarray:
     return np.hstack([gram_factor(problem.gram), np.ones((problem.n_samples, 1))])
 
 
-def primal_problem(problem: MatrixSVMProblem):
+def cvxpy_primal(problem: MatrixSVMProblem):
     """CVXPY primal (eq. 1 / 10 / 12). Returns ``(cp.Problem, variables)``: ``W`` (r+1, q) in the
     coordinates of ``[L, 1]`` (its last row is the bias), the slack ``Q`` and ``features``."""
     features = _augmented_factor(problem)
@@ -163,9 +165,9 @@ def primal_problem(problem: MatrixSVMProblem):
     return cp.Problem(cp.Minimize(objective), constraints), {"W": W, "Q": slack, "features": features}
 
 
-def dual_problem(problem: MatrixSVMProblem):
+def cvxpy_dual(problem: MatrixSVMProblem):
     """CVXPY dual as the minimisation of the negated dual objective (eq. 8 and its extensions).
-    Returns ``(cp.Problem, alpha)``; the dual optimum is ``−problem.value``."""
+    Returns ``(cp.Problem, {"alpha"})``; the dual optimum is ``−problem.value``."""
     factor = _augmented_factor(problem)
     alpha = cp.Variable((problem.n_samples, problem.n_labels))
     B = cp.multiply(problem.signed, alpha)
@@ -178,7 +180,16 @@ def dual_problem(problem: MatrixSVMProblem):
         constraints = [alpha >= 0, alpha <= problem.C]
     else:
         quadratic = quadratic + cp.sum_squares(alpha) / (4.0 * problem.C)
-    return cp.Problem(cp.Minimize(quadratic - cp.sum(alpha)), constraints), alpha
+    return cp.Problem(cp.Minimize(quadratic - cp.sum(alpha)), constraints), {"alpha": alpha}
+
+
+def solution_from_cvxpy(problem: MatrixSVMProblem, cvx, variables) -> tuple[dict, dict]:
+    """``(primal, dual)`` of a solved :func:`cvxpy_dual`: α (clipped to ``[0, C]`` for the hinge:
+    interior-point round-off) and the coefficients it implies."""
+    alpha = np.asarray(variables["alpha"].value, dtype=np.float64)
+    if problem.loss == "hinge":
+        alpha = np.clip(alpha, 0.0, problem.C)
+    return {"coef": coef_from_dual(problem, alpha)}, {"alpha": alpha}
 
 
 def coef_from_dual(problem: MatrixSVMProblem, alpha: np.ndarray) -> np.ndarray:
@@ -231,6 +242,25 @@ def hessian_operator(problem: MatrixSVMProblem) -> LinearOperator:
         return (product + problem.ridge * alpha).ravel()
 
     return LinearOperator((n * q, n * q), matvec=matvec, rmatvec=matvec, dtype=np.float64)
+
+
+def evaluate(problem: MatrixSVMProblem, primal: dict, dual: dict | None = None) -> Evaluation:
+    """Grade a point: the primal objective at ``W = X̄ᵀ coef`` and, with ``dual = {"alpha"}``, the
+    dual objective and the dual QP's KKT residuals. ``primal = {"coef": Θ}`` (n, q); when it has
+    no ``coef`` the dual's is used (:func:`coef_from_dual`). ``extra`` holds Θ (``coef``) and the
+    training decision values ``K̄ΘA`` (``scores``)."""
+    if primal.get("coef") is None:
+        if dual is None:
+            raise ValueError("evaluate needs primal['coef'] or a dual point {'alpha'}")
+        coef = coef_from_dual(problem, dual["alpha"])
+    else:
+        coef = np.asarray(primal["coef"], dtype=np.float64)
+    evaluation = Evaluation(primal_objective(problem, coef),
+                            extra={"coef": coef, "scores": problem.right(problem.gram_bar @ coef, "A")})
+    if dual is not None:
+        evaluation.dual_objective = dual_objective(problem, dual["alpha"])
+        evaluation.kkt = kkt_residuals(problem, dual["alpha"])
+    return evaluation
 
 
 def kkt_residuals(problem: MatrixSVMProblem, alpha: np.ndarray) -> dict[str, float]:

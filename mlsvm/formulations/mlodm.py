@@ -36,10 +36,12 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import RankingPairs, check_scalar
+from mlsvm.formulations.evaluation import Evaluation, qp_residuals
 from mlsvm.kernels import gram_factor
 
-__all__ = ["MLODMProblem", "primal_problem", "dual_problem", "primal_objective", "dual_objective",
-           "coef_from_dual", "pair_margins", "kkt_residuals", "dual_gradient", "check_hyperparameters"]
+__all__ = ["MLODMProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
+           "primal_objective", "dual_objective", "coef_from_dual", "pair_margins", "kkt_residuals",
+           "dual_gradient", "check_hyperparameters", "margin_statistics"]
 
 
 def check_hyperparameters(C, theta, mu) -> None:
@@ -132,9 +134,7 @@ def _dual_operator(problem: MLODMProblem) -> LinearOperator:
 def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> dict[str, float]:
     """Scaled KKT residuals of the dual QP (eq. 18) at ``(α, β)`` with the implied bound multipliers
     ``z = −∇`` (a negative gradient component is dual infeasibility; ``η_j ∇_j ≠ 0`` shows up as
-    complementarity). See :func:`mlsvm.verification.residuals.qp_residuals`."""
-    from mlsvm.verification.residuals import qp_residuals
-
+    complementarity). See :func:`mlsvm.formulations.evaluation.qp_residuals`."""
     T = problem.pairs.n_pairs
     eta = np.concatenate([alpha, beta])
     linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
@@ -142,7 +142,7 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) ->
     return qp_residuals(_dual_operator(problem), linear, eta, lb=np.zeros(2 * T), ub=None, z_box=-gradient)
 
 
-def primal_problem(problem: MLODMProblem):
+def cvxpy_primal(problem: MLODMProblem):
     """CVXPY primal (eq. 15) in the coordinates of a factor ``K = L Lᵀ`` (``φ(x_i) ↦ L_i``):
     variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``."""
     factor = gram_factor(problem.gram)
@@ -158,7 +158,7 @@ def primal_problem(problem: MLODMProblem):
     return cp.Problem(cp.Minimize(objective), constraints), {"V": V, "xi": xi, "eps": eps, "factor": factor}
 
 
-def dual_problem(problem: MLODMProblem):
+def cvxpy_dual(problem: MLODMProblem):
     """CVXPY dual (eq. 18) as a minimisation; the primal optimum is ``−problem.value``.
     Returns ``(cp.Problem, {"alpha", "beta"})``."""
     factor = gram_factor(problem.gram)
@@ -173,6 +173,36 @@ def dual_problem(problem: MLODMProblem):
                  + cp.sum(cp.multiply(size / (2 * problem.C), cp.square(alpha)))
                  + cp.sum(cp.multiply(size / (2 * problem.C * problem.mu), cp.square(beta))))
     return cp.Problem(cp.Minimize(objective)), {"alpha": alpha, "beta": beta}
+
+
+def evaluate(problem: MLODMProblem, primal: dict, dual: dict | None = None) -> Evaluation:
+    """Grade a point: the primal objective (eq. 15) at ``w_k = Σ_i coef_ik φ(x_i)`` and, with a dual
+    point ``{"alpha", "beta"}``, minus the eq. 18 objective and the dual QP's KKT residuals.
+
+    ``primal = {"coef": (n, q)}``; when it is empty the coefficients are those the dual implies
+    (eq. 16/20). ``extra`` holds ``coef`` and the training scores ``K @ coef``.
+    """
+    if primal.get("coef") is None:
+        if dual is None:
+            raise ValueError("evaluate needs primal['coef'] or a dual point {'alpha', 'beta'}")
+        coef = coef_from_dual(problem, dual["alpha"], dual["beta"])
+    else:
+        coef = np.asarray(primal["coef"], dtype=np.float64)
+    scores = problem.gram @ coef
+    evaluation = Evaluation(primal_objective(problem, coef, scores), extra={"coef": coef, "scores": scores})
+    if dual is not None:
+        alpha, beta = dual["alpha"], dual["beta"]
+        evaluation.dual_objective = dual_objective(problem, alpha, beta)
+        evaluation.kkt = kkt_residuals(problem, alpha, beta)
+    return evaluation
+
+
+def solution_from_cvxpy(problem: MLODMProblem, cvx, variables) -> tuple[dict, dict]:
+    """``(primal, dual)`` of a solved :func:`cvxpy_dual`: the multipliers clipped to ``≥ 0`` and the
+    coefficients they imply."""
+    alpha = np.maximum(np.asarray(variables["alpha"].value, dtype=np.float64), 0.0)
+    beta = np.maximum(np.asarray(variables["beta"].value, dtype=np.float64), 0.0)
+    return {"coef": coef_from_dual(problem, alpha, beta)}, {"alpha": alpha, "beta": beta}
 
 
 def margin_statistics(margins: np.ndarray, bins: int = 20, value_range=None) -> dict:

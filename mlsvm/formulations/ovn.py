@@ -53,7 +53,7 @@ import cvxpy as cp
 import numpy as np
 
 from mlsvm.kernels import gram_factor
-from mlsvm.verification.residuals import qp_residuals
+from mlsvm.formulations.evaluation import qp_residuals
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "primal_problem", "dual_problem", "primal_objective",
            "smoothed_primal_objective", "dual_objective", "coefficients_from_dual",

@@ -177,7 +177,7 @@ def kkt_residuals(problem: BinaryApproachProblem, coef: np.ndarray, b: np.ndarra
                   alpha: np.ndarray, lam: np.ndarray) -> dict[str, float]:
     """Scaled KKT residuals of Problem 3 at a primal point (``coef``, ``b``, ``ξ`` = hinge,
     ``t = max_k ‖w_k‖²``) and multipliers (``alpha``, ``lam``), each an ∞-norm over 1 + the
-    largest term it is made of (as :mod:`mlsvm.verification.residuals`):
+    largest term it is made of (as :mod:`mlsvm.formulations.evaluation`):
 
     * ``primal``: ``t ≥ ‖w_k‖²`` and the margins hold by construction, so only ``λ`` on the simplex
       and ``α`` in its box: ``max(|Σλ − 1|, ‖(−λ)₊‖, ‖(−α)₊‖, ‖(α − C/Q)₊‖)`` (dual feasibility);

@@ -34,7 +34,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import RankingPairs, check_scalar, ranking_pairs
 from mlsvm.kernels import check_gram, gram_factor
-from mlsvm.verification.residuals import qp_residuals
+from mlsvm.formulations.evaluation import qp_residuals
 
 __all__ = ["RankSVMProblem", "make_problem", "primal_problem", "dual_problem", "primal_objective",
            "dual_objective", "dual_gradient", "decision_function", "bias_from_equality_multipliers",
@@ -221,7 +221,7 @@ def _operators(problem: RankSVMProblem):
 
 
 def kkt_residuals(problem: RankSVMProblem, alpha: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    """Scaled KKT residuals (:func:`mlsvm.verification.residuals.qp_residuals`) of the dual QP at
+    """Scaled KKT residuals (:func:`mlsvm.formulations.evaluation.qp_residuals`) of the dual QP at
     ``α`` with equality multipliers ``b``; the box multipliers are those stationarity implies,
     ``z = 1 − (margins + b_k − b_l)``, so a violated complementarity shows as ``complementarity``.
     ``O(T + n²Q)`` memory: ``P`` is a LinearOperator."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import cvxpy as cp
 import numpy as np
 
-from mlsvm.verification.residuals import inf_norm
+from mlsvm.formulations.evaluation import inf_norm
 
 __all__ = ["MODELS", "SparseMMProblem", "MarginOperator", "nystrom_factor", "primal_problem",
            "dual_problem", "primal_objective", "dual_objective", "multipliers_from_primal",

@@ -5,10 +5,11 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["SolverResult", "relative_gap", "warn_not_converged"]
+from mlsvm.formulations.evaluation import relative_gap
+
+__all__ = ["SolverResult", "CertifiedStop", "relative_gap", "warn_not_converged", "warn_stalled"]
 
 
 @dataclass
@@ -40,6 +41,42 @@ def warn_not_converged(solver: str, stop_rule: str, reached: float, tol: float, 
         ConvergenceWarning, stacklevel=3)
 
 
-def relative_gap(primal, dual):
-    """The relative duality gap the exact solvers stop on, ``(P − D) / max(1, |P|, |D|)`` (elementwise)."""
-    return (primal - dual) / np.maximum(1.0, np.maximum(np.abs(primal), np.abs(dual)))
+class CertifiedStop:
+    """A solver's stopping target tied to the certificate it will be graded on.
+
+    A solver stops on its own cheap quantity (usually the relative duality gap) reaching
+    :attr:`target`. The report then grades the point by the formulation's scaled KKT residuals
+    too (:func:`mlsvm.report.build_report`), which a gap can meet while a residual does not (the gap
+    is quadratic in the gradient near the optimum). So when the solver's own rule is met it asks
+    :meth:`accept`: with no ``certificate`` callable, or when ``certificate(point) ≤ tol``, stop;
+    otherwise the target is divided by 10 and the solver goes on. Below ``floor`` the solver has
+    stalled at round-off (:attr:`stalled`) and stops with ``converged=False``.
+    """
+
+    def __init__(self, tol: float, certificate=None, floor: float = 1e-15):
+        self.tol, self.target, self.certificate, self.floor = tol, tol, certificate, floor
+        self.residual = float("nan")
+
+    def accept(self, *point) -> bool:
+        if self.certificate is None:
+            return True
+        self.residual = float(self.certificate(*point))
+        if self.residual <= self.tol:
+            return True
+        self.target /= 10.0
+        return False
+
+    @property
+    def stalled(self) -> bool:
+        return self.target < self.floor
+
+
+def warn_stalled(solver: str, stop_rule: str, reached: float, residual: float, tol: float) -> None:
+    """The ``ConvergenceWarning`` of a solver that stalled at round-off: more iterations would not
+    help, so it does not advise raising ``max_iter``."""
+    certificate = (f", the certificate's largest scaled KKT residual {residual:.3e}"
+                   if residual == residual else "")
+    warnings.warn(
+        f"{solver} stalled at round-off: {stop_rule} reached {reached:.3e}{certificate}; tolerance "
+        f"asked {tol:.1e}. More iterations will not help: converged=False.",
+        ConvergenceWarning, stacklevel=3)

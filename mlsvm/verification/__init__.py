@@ -1,9 +1,9 @@
 """Verification: the FitReport, QP residuals, CVXPY ground-truth helpers, the check registry."""
 
-from mlsvm.verification.cvxpy_tools import BACKENDS, GroundTruthError, solve, solve_checked
+from mlsvm.solvers.cvxpy_tools import BACKENDS, GroundTruthError, solve, solve_checked
 from mlsvm.verification.registry import Check, CheckResult, all_checks, compare, run_check
-from mlsvm.verification.report import FitReport, relative_difference
-from mlsvm.verification.residuals import qp_residuals
+from mlsvm.report import FitReport, relative_difference
+from mlsvm.formulations.evaluation import qp_residuals
 from mlsvm.verification.tolerances import CERTIFIED, EXACT, Tolerance, tolerance
 
 __all__ = [

@@ -13,8 +13,10 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from mlsvm.verification.report import FitReport, relative_difference
-from mlsvm.verification.tolerances import Tolerance, tolerance
+from mlsvm.formulations.evaluation import relative_difference
+from mlsvm.report import FitReport
+from mlsvm.solvers.cvxpy_tools import REFERENCE_BACKEND
+from mlsvm.verification.tolerances import NEGATIVE_GAP, Tolerance, tolerance
 
 __all__ = ["Check", "CheckResult", "compare", "graded_on_value", "all_checks", "run_check"]
 
@@ -56,12 +58,18 @@ def compare(model: str, problem: str, formulation: str, solver: str, report: Fit
     """Grade a solver's FitReport against a ground-truth optimal value with the tolerance table.
 
     ``formulation`` names what was solved (e.g. ``"dual"``); the tolerance row is (model, solver).
-    With a CERTIFIED tolerance, the relative difference must not exceed the relative gap the solver
-    certified.
+    Every row fails when the fit did not converge, or when its relative gap is below
+    ``−NEGATIVE_GAP`` (a dual above the primal is a wrong point, not a tight bound). With a
+    CERTIFIED tolerance the relative difference to the reference must not exceed the relative gap
+    the solver certified.
     """
     tol = tolerance(model, solver) if tol is None else tol
     difference = relative_difference(report.primal_objective, reference)
     failures = []
+    if not report.converged:
+        failures.append("did not converge")
+    if report.relative_gap < -NEGATIVE_GAP:  # a NaN gap (no dual: LIBLINEAR) fails only rows that ask for one
+        failures.append(f"negative duality gap {report.relative_gap:.1e} (dual above primal)")
     bound = tol.objective if tol.objective is not None else abs(report.relative_gap)
     if not difference <= bound:
         failures.append(f"objective off by {difference:.1e} > {bound:.0e}")
@@ -77,8 +85,6 @@ def compare(model: str, problem: str, formulation: str, solver: str, report: Fit
 def graded_on_value(report: FitReport, optimum: float, backend: str) -> FitReport:
     """A cross-check backend is graded on the optimal value it reports (SPEC §3: backends agree on
     the value); the reference backend, on the numpy objectives at the point it returns."""
-    from mlsvm.verification.cvxpy_tools import REFERENCE_BACKEND
-
     if backend != REFERENCE_BACKEND:
         report.primal_objective = report.dual_objective = optimum
     return report

@@ -10,10 +10,10 @@ from sklearn.svm import SVC, LinearSVC
 
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import binary_problems
 from mlsvm.verification.registry import Check, compare, graded_on_value
-from mlsvm.verification.report import FitReport
+from mlsvm.report import FitReport
 
 MODEL = "binary_svm"
 

@@ -1,6 +1,8 @@
-"""Matrix-SVM checks: CVXPY dual = primal (Clarabel; OSQP as cross-check: QPs, see cvxpy_tools.CROSSCHECK_BACKEND) and every MatrixSVM
-solver ("fast" — which is "ipm", "apg" or the closed form —, "apg" where "fast" is "ipm", "agd", "cvxpy") reaches the CVXPY primal optimum, for the hinge (eq. 1 / 8), the
-MLRL extension with a correlation matrix A (eq. 10) and the least-squares variant (eq. 12 / 14)."""
+"""Matrix-SVM checks: CVXPY dual = primal (Clarabel; OSQP as cross-check: QPs, see
+cvxpy_tools.CROSSCHECK_BACKEND) and every registered MatrixSVM solver that applies ("fast", and each
+of :mod:`mlsvm.registry.matrix_svm`: "ipm" on the hinge without A, "closed-form" on the squared
+loss, "apg", "agd", "cvxpy") reaches the CVXPY primal optimum, for the hinge (eq. 1 / 8), the MLRL
+extension with a correlation matrix A (eq. 10) and the least-squares variant (eq. 12 / 14)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,14 @@ import time
 
 import numpy as np
 
+from mlsvm import registry
+from mlsvm.estimators.matrix_svm import MatrixSVM
 from mlsvm.formulations import matrix_svm as formulation
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
+from mlsvm.report import FitReport
 from mlsvm.verification.registry import Check, compare, graded_on_value
-from mlsvm.verification.report import FitReport
 
 MODEL = "matrix_svm"
 #: solver tolerance for the checks: the hinge's KKT residuals come out ≈ 3× the relative gap
@@ -30,11 +34,11 @@ def cvxpy_dual_report(problem: formulation.MatrixSVMProblem, backend: str) -> Fi
     """The CVXPY dual graded on its own point (Clarabel) or on the value it reports (a cross-check
     backend: SPEC §3, backends agree on the value)."""
     start = time.perf_counter()
-    cvx, alpha = formulation.dual_problem(problem)
+    cvx, variables = formulation.cvxpy_dual(problem)
     optimum = -solve(cvx, backend)
-    value = np.clip(alpha.value, 0.0, problem.C) if problem.loss == "hinge" else alpha.value
-    report = FitReport(formulation.primal_objective(problem, formulation.coef_from_dual(problem, value)),
-                       formulation.dual_objective(problem, value), formulation.kkt_residuals(problem, value),
+    primal, dual = formulation.solution_from_cvxpy(problem, cvx, variables)
+    evaluation = formulation.evaluate(problem, primal, dual)
+    report = FitReport(evaluation.primal_objective, evaluation.dual_objective, evaluation.kkt,
                        0, True, time.perf_counter() - start, f"cvxpy-{backend}")
     return graded_on_value(report, optimum, backend)
 
@@ -51,9 +55,15 @@ def _variants(quick: bool):
                     yield reference, kernel, loss, correlation
 
 
-def checks(quick: bool) -> list[Check]:
-    from mlsvm.estimators.matrix_svm import MatrixSVM
+def _applies(solver: str, loss: str, correlation) -> bool:
+    if solver == "ipm":
+        return loss == "hinge" and correlation is None
+    if solver == "closed-form":
+        return loss == "squared"
+    return solver != "cvxpy"   # the CVXPY rows grade the dual's own point, above
 
+
+def checks(quick: bool) -> list[Check]:
     found = []
     for reference, kernel, loss, correlation in _variants(quick):
         gram = make_kernel(kernel, "scale", X=reference.X)(reference.X)
@@ -61,17 +71,14 @@ def checks(quick: bool) -> list[Check]:
         name = f"{reference.name}/{kernel}/{loss}" + ("/A" if correlation is not None else "")
 
         def truth(problem=problem):
-            cvx, _ = formulation.primal_problem(problem)
+            cvx, _ = formulation.cvxpy_primal(problem)
             return solve(cvx, "CLARABEL")
 
         for backend, solver in (("CLARABEL", "cvxpy"), (CROSSCHECK_BACKEND, "cvxpy-crosscheck")):
             found.append(Check(MODEL, name, f"dual ({backend}) vs primal", solver,
                                lambda p=problem, n=name, b=backend, s=solver, t=truth:
                                compare(MODEL, n, f"dual ({b}) vs primal", s, cvxpy_dual_report(p, b), t())))
-        solvers = ["fast", "agd"]
-        if kernel == "linear" and loss == "hinge" and correlation is None:
-            solvers.append("apg")    # "fast" runs "ipm" here: the gradient solver keeps its own row
-        for solver in solvers:
+        for solver in (s for s in registry.model(MODEL).solver_names() if _applies(s, loss, correlation)):
             def run(solver=solver, reference=reference, kernel=kernel, loss=loss, correlation=correlation,
                     name=name, t=truth):
                 estimator = MatrixSVM(C=1.0, correlation=correlation, loss=loss, kernel=kernel, gamma="scale",

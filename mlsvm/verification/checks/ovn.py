@@ -14,10 +14,10 @@ import numpy as np
 from mlsvm.estimators.ovn import OvNSVM
 from mlsvm.formulations import ovn
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import GroundTruthError, solve
+from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
 from mlsvm.verification.registry import Check, compare, graded_on_value
-from mlsvm.verification.report import FitReport
+from mlsvm.report import FitReport
 
 MODEL = "ovn"
 VARIANTS = [(w, b) for w in ovn.CONSTRAINTS for b in ovn.CONSTRAINTS]

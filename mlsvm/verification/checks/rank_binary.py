@@ -1,7 +1,7 @@
 """Binary approach (E&W Problem 3) checks: CVXPY primal = derived dual on two backends, the
 estimator's "fast" solver against the ground truth, and Q = 1 against the binary C-SVM
 (``C_svm = C/2``, Problem 3's optimum twice the SVM's). The experimental alternating solver
-(:mod:`mlsvm.solvers.binary_approach_mm`) has no row: it is not exact when a label's optimal
+(:mod:`mlsvm.solvers.rank_binary_alternating`) has no row: it is not exact when a label's optimal
 ``λ_k`` is 0 (awkward-labels/linear), so it is not a verified solver of this model."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from mlsvm.estimators.rank_binary import FAST_BACKENDS, fit_report, solve_cvxpy
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_binary as formulation
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import solve
+from mlsvm.solvers.cvxpy_tools import solve
 from mlsvm.verification.problems import binary_problems, multilabel_problems
 from mlsvm.verification.registry import Check, compare
-from mlsvm.verification.report import FitReport
+from mlsvm.report import FitReport
 
 MODEL = "rank_binary"
 #: Ground truth of this SOCP: the first backend that certifies "optimal" (Clarabel at 1e-10 ends

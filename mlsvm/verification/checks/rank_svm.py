@@ -11,10 +11,10 @@ import warnings
 from mlsvm.estimators.rank_svm import RankSVM
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import make_kernel
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
 from mlsvm.verification.registry import Check, compare
-from mlsvm.verification.report import FitReport
+from mlsvm.report import FitReport
 
 MODEL = "rank_svm"
 #: Frank–Wolfe is sublinear: it runs to this certified relative gap (quick, full) in the checks

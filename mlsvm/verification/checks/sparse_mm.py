@@ -10,8 +10,8 @@ import numpy as np
 from mlsvm.estimators.sparse_mm import SM3L, SMSVM, fit_report
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.greedy_sparse import greedy_sparse
-from mlsvm.verification.cvxpy_tools import CROSSCHECK_BACKEND, solve
+from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.verification.problems import multiclass_problems, multilabel_problems
 from mlsvm.verification.registry import Check, compare, graded_on_value
 

@@ -1,5 +1,5 @@
 """Proximal map of the box plus the regularized-bias term, column by column (the ``"fast"``
-Matrix-SVM solver's projection step, :func:`mlsvm.solvers.agd.solve_dual_agd` with ``split_bias``).
+Matrix-SVM solver's projection step, :func:`mlsvm.solvers.matrix_svm_agd.solve_dual_agd` with ``split_bias``).
 
 With ``K̄ = K + 11ᵀ`` the dual's quadratic is ``½ BᵀK B + ½ (1ᵀB)²`` per label (``B = α ∘ y``,
 ``1ᵀB = yᵀα``, the bias). The rank-one part carries ``λ_max(K̄)`` (≈ n on an RBF kernel, against

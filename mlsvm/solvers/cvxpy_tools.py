@@ -1,20 +1,26 @@
-"""Solving the CVXPY ground truths: one named backend at tight tolerance, and a two-backend check.
+"""CVXPY as a solver like the others: one named backend at tight tolerance, a two-backend check,
+and :func:`solve_cvxpy`, which returns a :class:`SolverResult` for any formulation.
 
 SPEC §3: Clarabel is the reference interior-point solver, ECOS the cross-check, OSQP (with
-polishing) a third. Any status but ``optimal`` is an error: an ``optimal_inaccurate`` answer is
-not ground truth.
+polishing) a third. Any status but ``optimal`` is an error for a ground truth: an
+``optimal_inaccurate`` answer is not one. CVXPY's own warnings never reach the user: the status is
+what is checked.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import cvxpy as cp
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
-from mlsvm.verification.report import relative_difference
+from mlsvm.formulations.evaluation import relative_difference
+from mlsvm.solvers.result import SolverResult
 
-__all__ = ["REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS", "GroundTruthError", "solve", "solve_first_optimal", "solve_checked", "BackendAgreement"]
+__all__ = ["solve_cvxpy", "variable_value", "REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS", "GroundTruthError", "solve", "solve_first_optimal", "solve_checked", "BackendAgreement"]
 
 #: Tight settings per backend (the tolerance table of the ground truth).
 BACKENDS = {
@@ -58,7 +64,9 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
         raise ValueError(f"cvxpy_solver must be one of {sorted(BACKENDS)}; got {solver!r}")
     settings = {**BACKENDS[solver], **options}
     try:
-        value = problem.solve(solver=solver, **settings)
+        with warnings.catch_warnings():  # "Solution may be inaccurate" & co.: the status says it
+            warnings.simplefilter("ignore")
+            value = problem.solve(solver=solver, **settings)
     except cp.error.SolverError as exc:
         raise GroundTruthError(f"CVXPY backend {solver} failed: {exc}") from exc
     if problem.status != cp.OPTIMAL:
@@ -110,3 +118,41 @@ def solve_checked(build, solvers=(REFERENCE_BACKEND, CROSSCHECK_BACKEND), rtol: 
         raise GroundTruthError(
             f"backends disagree: {values} (relative difference {difference:.2e} > {rtol:.0e})")
     return BackendAgreement(values, difference, times)
+
+
+def solve_cvxpy(formulation, problem, cvxpy_solver: str = REFERENCE_BACKEND) -> SolverResult:
+    """Solve ``formulation.cvxpy_dual(problem)`` with one backend and return its point.
+
+    ``formulation`` is a module of :mod:`mlsvm.formulations`: ``cvxpy_dual(problem)`` gives
+    ``(cp.Problem, variables)`` and ``solution_from_cvxpy(problem, cvx, variables)`` the
+    ``(primal, dual)`` dicts its ``evaluate`` reads. A status other than ``optimal`` is no
+    certificate: when the backend still returned a point (``optimal_inaccurate``) the result has
+    ``converged=False`` and a ``ConvergenceWarning`` names the status; with no point at all,
+    :class:`GroundTruthError`.
+    """
+    start = time.perf_counter()
+    cvx, variables = formulation.cvxpy_dual(problem)
+    status_rule = f"CVXPY {cvxpy_solver} status"
+    try:
+        solve(cvx, cvxpy_solver)
+        converged = True
+    except GroundTruthError as exc:
+        if cvx.status not in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) or any(
+                v.value is None for v in cvx.variables()):
+            raise
+        warnings.warn(f"{exc}: the point it returned is reported with converged=False",
+                      ConvergenceWarning, stacklevel=2)
+        converged = False
+    primal, dual = formulation.solution_from_cvxpy(problem, cvx, variables)
+    stats = cvx.solver_stats
+    return SolverResult(primal=primal, dual=dual, converged=converged,
+                        n_iter=int(getattr(stats, "num_iters", 0) or 0),
+                        stop_value=float("nan"), stop_rule=f"{status_rule} {cvx.status}",
+                        solve_time=time.perf_counter() - start, history={}, solver="cvxpy")
+
+
+def variable_value(variable, lower=None, upper=None) -> np.ndarray:
+    """A CVXPY variable's value as a float array, clipped to ``[lower, upper]`` (interior-point
+    round-off may leave a bound by ~1e-10; the residuals grade the clipped point)."""
+    value = np.asarray(variable.value, dtype=np.float64)
+    return value if lower is None and upper is None else np.clip(value, lower, upper)

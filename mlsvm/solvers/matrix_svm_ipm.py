@@ -31,7 +31,7 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from mlsvm.solvers.ipm_tools import max_step, packed_outer, ridged_cholesky
-from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
+from mlsvm.solvers.result import CertifiedStop, SolverResult, relative_gap, warn_not_converged, warn_stalled
 
 __all__ = ["interior_point_box", "MAX_WIDTH"]
 
@@ -44,8 +44,11 @@ STALL_MU = 1e-13
 
 
 def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol: float = 1e-8,
-                       max_iter: int = 100, name: str = "Matrix-SVM interior point") -> SolverResult:
+                       max_iter: int = 100, certificate=None, name: str = "Matrix-SVM interior point") -> SolverResult:
     """Solve the hinge dual above for ``K = factor factorᵀ``; ``signed`` is ``Ys`` (n × q, ±1).
+
+    ``certificate(alpha) -> float`` (optional): the largest scaled KKT residual the point will be
+    graded on; the run stops only when it too is ``≤ tol`` (:class:`CertifiedStop`).
 
     Returns ``dual = {"alpha"}`` (n × q) and ``primal = {"coef", "W"}``: ``Θ = α∘Ys`` (n × q) and
     ``W = X̄ᵀΘ`` ((r+1) × q, last row the biases);
@@ -66,14 +69,15 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
                        [-mean[None, :], np.ones((1, 1))]])     # G
     if width > MAX_WIDTH:
         raise ValueError(f"factor has {width - 1} columns: the Newton systems would have size {width} "
-                         f"> {MAX_WIDTH}; use mlsvm.solvers.agd.solve_dual_agd")
+                         f"> {MAX_WIDTH}; use mlsvm.solvers.matrix_svm_agd.solve_dual_agd")
     packed, rows, cols = packed_outer(centred)                    # n × (r+1)(r+2)/2
     alpha = np.full((n, q), 0.5 * C)
     slack = np.full((n, q), 0.5 * C)       # C − α kept as its own variable (u − α rounds to 0 near C)
     lower, upper = np.ones((n, q)), np.ones((n, q))
-    history = {"relative_gap": [], "mu": []}
+    history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": [], "mu": []}
     gap = np.inf
     best = (np.inf, alpha)              # (|gap|, α) of the best iterate: returned if round-off stalls
+    stop, certified = CertifiedStop(tol, certificate), False
     for iteration in range(1, max_iter + 1):
         weights = augmented.T @ (alpha * signed)                 # W = X̄ᵀ(α∘Ys), (r+1) × q
         margins = signed * (augmented @ weights)                 # Z_kZ_kᵀα_k, all labels
@@ -82,12 +86,14 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
         dual = float(alpha.sum()) - 0.5 * quadratic
         gap = relative_gap(primal, dual)
         mu = float(np.sum(alpha * lower) + np.sum(slack * upper)) / (2 * n * q)
-        history["relative_gap"].append(gap)
-        history["mu"].append(mu)
+        for key, value in zip(history, (primal, dual, abs(gap), gap, mu)):
+            history[key].append(value)
         if abs(gap) < best[0]:
             best = (abs(gap), alpha)
-        if abs(gap) <= tol:
-            break
+        if abs(gap) <= stop.target:
+            certified = stop.accept(np.clip(alpha, 0.0, C))
+            if certified or stop.stalled:
+                break
         if mu <= STALL_MU * max(1.0, C):
             # complementarity is at round-off but the gap is not: on ill-conditioned data (e.g. features
             # around 100 with C = 10, a bias direction with curvature ~1e4·n) the free α are only
@@ -133,10 +139,16 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
         slack = slack - step * d_alpha
         lower = lower + step * d_lower
         upper = upper + step * d_upper
-    gap, alpha = best
-    converged = gap <= tol
+    if certified:
+        gap = abs(gap)
+    else:
+        gap, alpha = best
+    converged = certified or (certificate is None and gap <= tol)
     if not converged:
-        warn_not_converged(name, STOP_RULE, gap, tol, iteration)
+        if stop.stalled or mu <= STALL_MU * max(1.0, C):
+            warn_stalled(name, STOP_RULE, gap, stop.residual, tol)
+        else:
+            warn_not_converged(name, STOP_RULE, gap, tol, iteration)
     alpha = np.clip(alpha, 0.0, C)
     coef = alpha * signed
     return SolverResult(primal={"coef": coef, "W": augmented.T @ coef}, dual={"alpha": alpha},

@@ -29,9 +29,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq, solve, solve
 __all__ = ["FreeSetSystem", "polish_labels"]
 
 #: refactor when more than |B| / REFACTOR_RATIO indices changed: the bordered solve costs about
-#: |B|²p flops in triangular solves against |F|³/3 for a new factor (measured, yeast RBF: 8, 4, 2, 1
-#: alike when polishing from a gap of 1e-1; from a gap of 1, where the sets change more, 2 and 1
-#: are up to 2× slower than 8)
+#: |B|²p flops in triangular solves against |F|³/3 for a new factor (docs/matrix_svm.md, "Tuned
+#: constants", has the measurement)
 REFACTOR_RATIO = 8
 
 

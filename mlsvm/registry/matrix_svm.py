@@ -1,0 +1,105 @@
+"""Matrix-SVM's solvers (Jain & Rastogi; SPEC §2.5): the dual eq. (8) by the paper's accelerated
+gradient (Alg. 1), by accelerated proximal gradient with active-set polishing, by a primal–dual
+interior point batched over labels, in closed form (least squares, eq. 14), or by CVXPY.
+
+``"fast"``: the closed form for the squared loss; the interior point for the hinge on the linear
+kernel without A when ``d + 1 ≤ MAX_WIDTH`` (K̄ has rank d + 1, where gradient methods are
+sublinear); accelerated proximal gradient otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlsvm.formulations import matrix_svm
+from mlsvm.kernels import gram_factor
+from mlsvm.registry import EXACT, ModelSpec, SolverSpec
+from mlsvm.solvers.cvxpy_tools import solve_cvxpy
+from mlsvm.solvers.matrix_svm_agd import solve_dual_agd
+from mlsvm.solvers.matrix_svm_closed_form import solve_least_squares
+from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH, interior_point_box
+
+#: "apg" without A: labels whose gap is small or has stalled get an active-set polish every this
+#: many iterations (docs/matrix_svm.md has the measurements behind the three constants)
+FAST_POLISH_EVERY = 10
+#: "apg" without A starts from α = FAST_START · C (the paper's Alg. 1 starts from 0)
+FAST_START = 0.5
+#: the interior point needs few iterations; ``max_iter``'s default is sized for the gradient methods
+IPM_MAX_ITER = 200
+
+
+def apg_options(problem: matrix_svm.MatrixSVMProblem) -> dict:
+    """The options of :func:`mlsvm.solvers.matrix_svm_agd.solve_dual_agd` that make ``"apg"``."""
+    if problem.correlation is not None:   # one coupled block: no bias prox, no polish
+        return {}
+    return dict(split_bias=True, polish_every=FAST_POLISH_EVERY,
+                alpha0=np.full(problem.signed.shape, FAST_START * problem.C))
+
+
+def _certificate(problem):
+    """The largest scaled KKT residual of α: what the report will grade (the solvers stop on it too)."""
+    return lambda alpha: max(matrix_svm.kkt_residuals(problem, alpha).values())
+
+
+def _gradient(problem, *, tol, max_iter, paper: bool):
+    name = "agd" if paper else "apg"
+    return solve_dual_agd(problem.gram_bar, problem.signed, problem.C, correlation=problem.correlation,
+                          loss=problem.loss, lipschitz="frobenius" if paper else "exact",
+                          restart=not paper, clip_extrapolation=paper, **({} if paper else apg_options(problem)),
+                          tol=tol, max_iter=max_iter, certificate=_certificate(problem),
+                          name=f"MatrixSVM(solver={name!r})")
+
+
+def _agd(problem, *, tol, max_iter):
+    return _gradient(problem, tol=tol, max_iter=max_iter, paper=True)
+
+
+def _apg(problem, *, tol, max_iter):
+    return _gradient(problem, tol=tol, max_iter=max_iter, paper=False)
+
+
+def _ipm(problem, *, tol, max_iter):
+    if problem.loss != "hinge" or problem.correlation is not None:
+        raise ValueError("solver='ipm' solves the hinge loss without a correlation matrix "
+                         f"(got loss={problem.loss!r}, correlation given: {problem.correlation is not None})")
+    factor = problem.features if problem.features is not None else gram_factor(problem.gram)
+    return interior_point_box(factor, problem.signed, problem.C, tol=tol, max_iter=min(max_iter, IPM_MAX_ITER),
+                              certificate=_certificate(problem), name="MatrixSVM(solver='ipm')")
+
+
+def _closed_form(problem, *, tol, max_iter):
+    if problem.loss != "squared":
+        raise ValueError(f"solver='closed-form' solves loss='squared'; got loss={problem.loss!r}")
+    return solve_least_squares(problem.gram_bar, problem.signed, problem.C, correlation=problem.correlation)
+
+
+def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
+    return solve_cvxpy(matrix_svm, problem, cvxpy_solver)
+
+
+def _resolve_fast(problem) -> str:
+    if problem.loss == "squared":
+        return "closed-form"
+    if (problem.features is not None and problem.correlation is None
+            and problem.features.shape[1] + 1 <= MAX_WIDTH):
+        return "ipm"
+    return "apg"
+
+
+MODEL = ModelSpec(
+    name="matrix_svm",
+    formulation=matrix_svm,
+    solvers={
+        "ipm": SolverSpec("ipm", _ipm, EXACT, "primal-dual interior point batched over labels, Newton "
+                          "systems of size rank(K) + 1 (hinge, no A)"),
+        "apg": SolverSpec("apg", _apg, EXACT, "accelerated proximal gradient with exact Lipschitz "
+                          "constant, restart, bias prox and active-set polishing"),
+        "agd": SolverSpec("agd", _agd, EXACT, "paper Alg. 1 as printed (step 1/‖K̄‖_F, from 0)"),
+        "closed-form": SolverSpec("closed-form", _closed_form, EXACT,
+                                  "least squares (eq. 14): one linear system"),
+        "cvxpy": SolverSpec("cvxpy", _cvxpy, EXACT, "the dual (eq. 8 / 10 / 12) solved by CVXPY (`cvxpy_solver`)",
+                            options=("cvxpy_solver",)),
+    },
+    resolve_fast=_resolve_fast,
+    fast_summary="'closed-form' (squared loss), 'ipm' (hinge, linear kernel, no A, d + 1 ≤ MAX_WIDTH), else 'apg'",
+)

@@ -1,0 +1,194 @@
+"""Certify anyone's solver: grade a solution of one of mlsvm's formulations against our exact one.
+
+``certify(model, X, Y, solution, **hyperparameters)`` builds the formulation's problem exactly as
+the estimator would (same validation, kernel and constants: SPEC §2), evaluates the given point
+with the formulation's own ``evaluate`` (canonical primal objective, and with a dual point the dual
+objective and the scaled KKT residuals), solves the same problem with mlsvm's exact solver for a
+certified bracket ``[D_ref, P_ref]`` of the optimal value, and states:
+
+* ``suboptimality`` = ``(P_user − D_ref) / max(1, |P_user|, |D_ref|)``: a rigorous bound on how far
+  the user's primal value is above the optimum (weak duality; negative beyond the reference's own
+  gap means the point is infeasible, i.e. not a point of this problem);
+* the user's KKT residuals and dual objective when a dual point is given;
+* ``decision_difference``: the largest difference of training decision values to the reference,
+  relative to ``max(1, ‖f_ref‖∞)`` (informational: strong convexity makes it about
+  ``√suboptimality``, and biases need not be unique).
+
+``solution`` is a dict with the names the formulation's ``evaluate`` reads (its docstring lists
+them, e.g. ``{"coef": (n, q)}`` for Matrix-SVM and mLODM, plus the dual variables such as
+``{"alpha": ...}`` when a dual point is given). :func:`solution_keys` lists them per model.
+``assert_optimal`` is the pytest form: it raises ``AssertionError`` with the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from mlsvm import registry
+from mlsvm.formulations.evaluation import relative_gap
+
+__all__ = ["Certificate", "certify", "assert_optimal", "estimator_class"]
+
+#: relative gap the reference solve is asked for (well below any rtol a user asks of their point)
+REFERENCE_TOL = 1e-10
+
+
+def estimator_class(model):
+    """The estimator class of ``model``: a class, an instance, or a name (``"MatrixSVM"``,
+    ``"matrix_svm"``, ``"matrix-svm"``; a registry name shared by two estimators is ambiguous)."""
+    import mlsvm
+
+    if isinstance(model, type):
+        return model
+    if not isinstance(model, str):
+        return type(model)
+    names = [name for name in mlsvm.__all__ if name != "__version__"]
+    if model in names:
+        return getattr(mlsvm, model)
+    key = registry.normalize_model_name(model)
+    matches = [getattr(mlsvm, name) for name in names if getattr(mlsvm, name)._registry_model == key
+               or name.lower() == key.replace("_", "")]
+    if len(matches) != 1:
+        raise ValueError(f"model must name one estimator ({', '.join(names)}) or its registry model "
+                         f"({', '.join(registry.MODEL_NAMES)}); got {model!r}"
+                         + (f", which names {len(matches)} estimators" if matches else ""))
+    return matches[0]
+
+
+@dataclass
+class Certificate:
+    """The verdict on one solution (module docstring). ``passed`` is the verdict at ``rtol``."""
+
+    model: str
+    rtol: float
+    primal_objective: float
+    infeasibility: float
+    dual_objective: float
+    kkt: dict
+    reference_primal: float
+    reference_dual: float
+    reference_solver: str
+    suboptimality: float
+    decision_difference: float
+    failures: list = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def reference_gap(self) -> float:
+        return float(relative_gap(self.reference_primal, self.reference_dual))
+
+    def as_dict(self) -> dict:
+        """Plain floats and strings; non-finite numbers as ``None`` (strict JSON)."""
+        def clean(value):
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [clean(v) for v in value]
+            if isinstance(value, float) and not math.isfinite(value):
+                return None
+            return value
+        return clean({**asdict(self), "passed": self.passed, "reference_gap": self.reference_gap})
+
+    def __str__(self) -> str:
+        verdict = "OPTIMAL" if self.passed else "NOT OPTIMAL"
+        lines = [f"{self.model}: {verdict} at rtol {self.rtol:.0e}"]
+        lines += [f"  FAILED: {failure}" for failure in self.failures]
+        lines.append(f"  your primal objective   {self.primal_objective:.12g}")
+        lines.append(f"  optimum lies in         [{self.reference_dual:.12g}, {self.reference_primal:.12g}]"
+                     f"  ({self.reference_solver}, relative gap {self.reference_gap:.1e})")
+        lines.append(f"  suboptimality (bound)   {self.suboptimality:.2e}")
+        if math.isfinite(self.dual_objective):
+            lines.append(f"  your dual objective     {self.dual_objective:.12g}")
+        if self.kkt:
+            worst = max(self.kkt, key=self.kkt.get)
+            lines.append(f"  your largest KKT residual {self.kkt[worst]:.2e} ({worst})")
+        lines.append(f"  decision values differ  {self.decision_difference:.2e} (relative, informational)")
+        return "\n".join(lines)
+
+
+def _split(solution: dict, dual_names) -> tuple[dict, dict | None]:
+    """The user's dict split into the primal and dual dicts ``evaluate`` reads (the dual names are
+    those of the reference solver's dual point)."""
+    primal, dual = {}, {}
+    for key, value in solution.items():
+        (dual if key in dual_names else primal)[key] = np.asarray(value, dtype=np.float64)
+    return primal, (dual or None)
+
+
+def _solve_reference(spec, problem, params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # the bracket is valid regardless
+        return registry.run(spec, problem, **params)
+
+
+def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameters) -> Certificate:
+    """Grade ``solution`` for ``model`` on ``(X, Y)`` with ``hyperparameters`` (module docstring).
+
+    ``model``: an estimator name, class or instance (its parameters are taken when no
+    hyperparameters are given). ``rtol``: the bar of the verdict for the suboptimality and, with a
+    dual point, for every scaled KKT residual.
+    """
+    cls = estimator_class(model)
+    params = model.get_params(deep=False) if not isinstance(model, (str, type)) else {}
+    params.update(hyperparameters)
+    estimator = cls(**params)
+    gram, indicator = estimator._training_data(X, Y)
+    spec = registry.model(cls._registry_model)
+    problem = estimator._problem(gram, indicator)
+    run_params = estimator.get_params(deep=False) | {"solver": "fast", "tol": REFERENCE_TOL}
+    reference_name, reference = _solve_reference(spec, problem, run_params)
+    reference_eval = spec.formulation.evaluate(problem, reference.primal, reference.dual)
+    primal, dual = _split(solution, reference.dual)
+    user = spec.formulation.evaluate(problem, primal, dual)
+
+    p_user, d_ref = user.primal_objective, reference_eval.dual_objective
+    suboptimality = float(relative_gap(p_user, d_ref))
+    reference_slack = max(abs(reference_eval.relative_gap), 1e-12)
+    scores, reference_scores = user.extra.get("scores"), reference_eval.extra.get("scores")
+    difference = float("nan")
+    if scores is not None and reference_scores is not None:
+        scale = max(1.0, float(np.max(np.abs(reference_scores))) if reference_scores.size else 1.0)
+        difference = float(np.max(np.abs(scores - reference_scores))) / scale if scores.size else 0.0
+
+    failures = []
+    if not user.infeasibility <= rtol:
+        failures.append(f"the primal point violates its constraints by {user.infeasibility:.2e} "
+                        f"(scaled) > rtol {rtol:.0e}: infeasible")
+    if not math.isfinite(p_user):
+        failures.append(f"primal objective is {p_user}")
+    elif suboptimality > rtol:
+        failures.append(f"suboptimality {suboptimality:.2e} > rtol {rtol:.0e}: the primal objective is "
+                        f"above the certified optimum's lower bound by that much")
+    elif suboptimality < -reference_slack - rtol:
+        failures.append(f"primal objective below the certified lower bound (suboptimality "
+                        f"{suboptimality:.2e}): the point is infeasible for this problem")
+    if dual is not None:
+        d_user = user.dual_objective
+        if float(relative_gap(reference_eval.primal_objective, d_user)) < -reference_slack - rtol:
+            failures.append(f"dual objective {d_user:.12g} above the certified upper bound "
+                            f"{reference_eval.primal_objective:.12g}: the dual point is infeasible")
+        for name, value in user.kkt.items():
+            if not value <= rtol:
+                failures.append(f"KKT {name} residual {value:.2e} > rtol {rtol:.0e}")
+    return Certificate(
+        model=cls.__name__, rtol=rtol, primal_objective=float(p_user), infeasibility=float(user.infeasibility),
+        dual_objective=float(user.dual_objective), kkt=dict(user.kkt),
+        reference_primal=float(reference_eval.primal_objective), reference_dual=float(d_ref),
+        reference_solver=f"mlsvm {reference_name}", suboptimality=suboptimality,
+        decision_difference=difference, failures=failures)
+
+
+def assert_optimal(model, X, Y, solution: dict, rtol: float = 1e-6, **hyperparameters) -> Certificate:
+    """:func:`certify`, raising ``AssertionError`` with the verdict when it fails (for pytest)."""
+    certificate = certify(model, X, Y, solution, rtol=rtol, **hyperparameters)
+    if not certificate.passed:
+        raise AssertionError(str(certificate))
+    return certificate

@@ -1,0 +1,68 @@
+"""mlsvm.testing: the optimum of every registered model certifies, and a perturbed one fails with a
+verdict that names the failing quantity."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import mlsvm
+from mlsvm import registry
+from mlsvm.datasets import make_multilabel
+from mlsvm.testing import assert_optimal, certify, estimator_class
+
+ESTIMATORS = [getattr(mlsvm, name) for name in mlsvm.__all__ if name != "__version__"]
+DATA = make_multilabel(30, 4, 3, random_state=1)
+
+
+def _targets(cls):
+    return DATA.Y.argmax(axis=1) if cls._single_output else DATA.Y
+
+
+def _optimum(cls, **params):
+    """The registry's own exact point for ``cls`` on DATA, as a solution dict."""
+    estimator = cls(**params)
+    gram, indicator = estimator._training_data(DATA.X, _targets(cls))
+    problem = estimator._problem(gram, indicator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        _, result = registry.run(registry.model(cls._registry_model), problem,
+                                 **estimator.get_params(deep=False) | {"tol": 1e-10})
+    return result.primal, result.dual
+
+
+def _scaled(values: dict, factor: float) -> dict:
+    return {key: factor * np.asarray(value) for key, value in values.items()}
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=[c.__name__ for c in ESTIMATORS])
+def test_the_optimum_certifies_and_a_perturbed_one_fails(cls):
+    params = dict(kernel="rbf", gamma=0.5)
+    primal, dual = _optimum(cls, **params)
+    certificate = assert_optimal(cls.__name__, DATA.X, _targets(cls), {**primal, **dual}, **params)
+    assert certificate.suboptimality <= 1e-6 and max(certificate.kkt.values()) <= 1e-6
+    assert "OPTIMAL" in str(certificate)
+    json.dumps(certificate.as_dict(), allow_nan=False)           # strict JSON
+
+    with pytest.raises(AssertionError, match=r"NOT OPTIMAL(.|\n)*suboptimality"):
+        assert_optimal(cls, DATA.X, _targets(cls), _scaled(primal, 1.01), **params)
+    with pytest.raises(AssertionError, match=r"NOT OPTIMAL(.|\n)*KKT"):
+        assert_optimal(cls, DATA.X, _targets(cls), {**primal, **_scaled(dual, 1.01)}, **params)
+
+
+def test_model_names_resolve_and_a_wrong_name_is_a_clear_error():
+    assert estimator_class("MatrixSVM") is mlsvm.MatrixSVM
+    assert estimator_class("matrix-svm") is mlsvm.MatrixSVM
+    assert estimator_class(mlsvm.MLODM(C=2.0)) is mlsvm.MLODM
+    with pytest.raises(ValueError, match="model must name one estimator"):
+        estimator_class("svm-light")
+
+
+def test_an_estimator_instance_gives_its_hyperparameters():
+    model = mlsvm.MatrixSVM(kernel="linear", C=3.0).fit(DATA.X, DATA.Y)
+    good = certify(model, DATA.X, DATA.Y, {"coef": model.dual_coef_, "alpha": model.alpha_})
+    assert good.passed
+    # the same point is not optimal for another C: the verdict follows the hyperparameters asked
+    assert not certify(model, DATA.X, DATA.Y, {"coef": model.dual_coef_}, C=1.0).passed
