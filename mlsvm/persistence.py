@@ -242,7 +242,7 @@ def _check_state_name(cls, key: str) -> None:
 def _check_loaded(estimator, path: Path) -> None:
     """Validate a loaded model as :meth:`fit` validates a fresh one, then probe it."""
     from mlsvm.kernels import make_kernel
-    from mlsvm.verification.report import FitReport
+    from mlsvm.report import FitReport
 
     name = type(estimator).__name__
     for attribute in ("fit_report_", "kernel_", "n_features_in_", "n_labels_", "classes_", "X_fit_"):
@@ -278,7 +278,7 @@ def _check_hyperparameters(estimator) -> None:
     from mlsvm.data import check_scalar
     from mlsvm.estimators._base import check_solver
 
-    check_solver(estimator.solver, type(estimator)._solvers)
+    check_solver(estimator.solver, type(estimator).solver_names())
     check_scalar(estimator.tol, "tol", low=0.0, low_open=True)
     check_scalar(estimator.max_iter, "max_iter", low=1, integer=True)
     name, n_labels = type(estimator).__name__, estimator.n_labels_
@@ -297,7 +297,7 @@ def _check_hyperparameters(estimator) -> None:
         matrix_svm.check_correlation(estimator.correlation, n_labels)
     elif name == "MLODM":
         from mlsvm.formulations.mlodm import check_hyperparameters
-        from mlsvm.solvers.bcd import SUBPROBLEMS
+        from mlsvm.solvers.mlodm_bcd import SUBPROBLEMS
 
         check_hyperparameters(estimator.C, estimator.theta, estimator.mu)
         if estimator.subproblem not in SUBPROBLEMS:
