@@ -31,8 +31,9 @@ __all__ = ["main", "build_parser"]
 #: papers of ``mlsvm reproduce`` (the keys of mlsvm.reproduce.PAPERS, which imports scikit-learn)
 PAPERS = ("matrix-svm", "mlodm", "ovn", "rank-svm", "sparse-mm")
 DATA_SUFFIXES = (".arff", ".npz", ".csv")
-DATA_HELP = ("data file: .arff (MULAN; needs --labels), .npz (arrays X, Y) or .csv (numeric; the last --labels "
-             "columns are the labels). One label column holds class labels (multiclass)")
+DATA_HELP = ("data file: .arff (MULAN, dense or sparse rows; needs --labels), .npz (arrays X, Y; or one "
+             "scipy.sparse.save_npz matrix [X | Y] with --labels) or .csv (numeric; the last --labels columns are "
+             "the labels). One label column holds class labels (multiclass)")
 PARAM_HELP = ("hyperparameters NAME=VALUE (values read as JSON, else text), e.g. --param C=1 kernel=rbf; "
               "repeatable")
 

@@ -12,7 +12,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import issparse
+from scipy.sparse import csr_matrix, issparse
 from sklearn.exceptions import DataConversionWarning
 
 __all__ = [
@@ -35,13 +35,15 @@ class NonNumericError(TypeError, ValueError):
     for, e.g., an object array holding a dict)."""
 
 
-def check_X(X, name: str = "X", n_samples: int | None = None) -> np.ndarray:
+def check_X(X, name: str = "X", n_samples: int | None = None):
     """Return ``X`` as a finite float64 ``(n, d)`` array, or raise ``ValueError`` naming ``name``.
 
     Array-likes (lists, DataFrames, objects with ``__array__``) are converted with ``np.asarray``
-    first; numpy functions are only called on the converted array."""
+    first; numpy functions are only called on the converted array. A scipy sparse matrix or array
+    (any format) is returned as a float64 ``csr_matrix`` with sorted, summed indices, checked
+    without densifying it."""
     if issparse(X):
-        raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array")
+        return _check_sparse_X(X, name, n_samples)
     try:
         array = np.asarray(X)
         complex_values = array.dtype.kind == "c" or (
@@ -52,21 +54,44 @@ def check_X(X, name: str = "X", n_samples: int | None = None) -> np.ndarray:
         raise NonNumericError(f"{name} must be a numeric array of shape (n_samples, n_features); {exc}") from None
     if complex_values:
         raise ValueError(f"{name} contains complex values (Complex data not supported); expected real numbers")
-    if array.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got an array of shape {array.shape}. "
-                         "Reshape your data: X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one sample")
-    if array.shape[0] == 0:
-        raise ValueError(f"{name} must have at least one sample; got 0 sample(s) (shape={array.shape}) "
-                         "while a minimum of 1 is required.")
-    if array.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one feature; got 0 feature(s) (shape={array.shape}) "
-                         "while a minimum of 1 is required.")
-    if n_samples is not None and array.shape[0] != n_samples:
-        raise ValueError(f"{name} has {array.shape[0]} rows; expected {n_samples}")
-    if not np.all(np.isfinite(array)):
-        bad = int(np.count_nonzero(~np.isfinite(array)))
-        raise ValueError(f"{name} contains {bad} NaN or infinite value(s); every entry must be finite")
+    _check_shape(array.shape, name, n_samples)
+    _check_finite(array, name)
     return array
+
+
+def _check_shape(shape: tuple, name: str, n_samples: int | None) -> None:
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got an array of shape {shape}. "
+                         "Reshape your data: X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one sample")
+    if shape[0] == 0:
+        raise ValueError(f"{name} must have at least one sample; got 0 sample(s) (shape={shape}) "
+                         "while a minimum of 1 is required.")
+    if shape[1] == 0:
+        raise ValueError(f"{name} must have at least one feature; got 0 feature(s) (shape={shape}) "
+                         "while a minimum of 1 is required.")
+    if n_samples is not None and shape[0] != n_samples:
+        raise ValueError(f"{name} has {shape[0]} rows; expected {n_samples}")
+
+
+def _check_finite(values: np.ndarray, name: str) -> None:
+    if not np.all(np.isfinite(values)):
+        bad = int(np.count_nonzero(~np.isfinite(values)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite value(s); every entry must be finite")
+
+
+def _check_sparse_X(X, name: str, n_samples: int | None) -> csr_matrix:
+    """A sparse ``X`` as a float64 CSR copy: duplicates summed, indices sorted (canonical form,
+    so that products and row slices see each entry once); only the stored values are checked."""
+    if X.dtype.kind == "c":
+        raise ValueError(f"{name} contains complex values (Complex data not supported); expected real numbers")
+    _check_shape(X.shape, name, n_samples)
+    try:
+        matrix = csr_matrix(X, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise NonNumericError(f"{name} must be a numeric sparse matrix of shape (n_samples, n_features); {exc}") from None
+    matrix.sum_duplicates()
+    _check_finite(matrix.data, name)
+    return matrix
 
 
 @dataclass(frozen=True)
@@ -92,9 +117,7 @@ def check_Y(Y, n_samples: int | None = None, name: str = "Y") -> LabelTarget:
     """
     if Y is None:
         raise ValueError(f"{name} is required: this estimator requires y to be passed, but the target y is None")
-    if issparse(Y):
-        raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array")
-    array = np.asarray(Y)
+    array = _label_array(Y, name)
     if array.ndim == 1 and array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.any(array != np.round(array)):
         raise ValueError(f"{name} holds non-integer numbers (Unknown label type: continuous); a classifier "
                          "needs class labels (1-D) or a {0,1} indicator (2-D)")
@@ -117,7 +140,8 @@ def check_Y(Y, n_samples: int | None = None, name: str = "Y") -> LabelTarget:
             raise ValueError(f"{name} contains NaN or infinite values; entries must be 0 or 1")
         if not _is_indicator(array):
             values = np.unique(array)[:6].tolist()
-            raise ValueError(f"{name} must contain only 0 and 1 (multilabel indicator); found values {values}")
+            raise ValueError(f"{name} must contain only 0 and 1 (multilabel indicator); found values {values}"
+                             f"{_LABEL_LISTS_HINT.format(name=name) if array.dtype.kind in 'iu' else ''}")
         target = LabelTarget(array.astype(np.int8), None)
     else:
         raise ValueError(f"{name} must be a 1-D class vector or a 2-D (n_samples, n_labels) indicator; got shape {array.shape}")
@@ -132,9 +156,7 @@ def check_class_vector(y, name: str = "y"):
     2-D target raises ``ValueError``. Returns the 1-D array (not yet validated by :func:`check_Y`)."""
     if y is None:
         raise ValueError(f"{name} is required: this estimator requires y to be passed, but the target y is None")
-    if issparse(y):
-        raise TypeError(f"{name} is a sparse matrix; sparse input is not supported: pass a dense array")
-    array = np.asarray(y)
+    array = _label_array(y, name)
     if array.ndim == 2 and array.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
                       "of y to (n_samples, ), for example using ravel().", DataConversionWarning, stacklevel=3)
@@ -143,6 +165,48 @@ def check_class_vector(y, name: str = "y"):
         raise ValueError(f"{name} should be a 1d array: a 1-D class vector (this model is multiclass; a "
                          f"multilabel indicator needs a multilabel model); got shape {array.shape}")
     return array
+
+
+_LABEL_LISTS_HINT = (". If {name} is a list of label lists per sample, convert it to an indicator with "
+                     "sklearn.preprocessing.MultiLabelBinarizer().fit_transform({name})")
+_SEQUENCES = (list, tuple, set, frozenset, np.ndarray)
+
+
+def _label_array(Y, name: str) -> np.ndarray:
+    """A target as a numpy array before its values are read: a sparse indicator is densified (Y is
+    (n, q) and small next to X); a list of label lists (``[[0, 2], [1]]``, rows of different
+    lengths) is rejected naming ``name``, as scikit-learn does since 0.17 — the number of labels
+    cannot be read from it (a label that no sample has is invisible) and predictions could not
+    come back in that form; a 1-D target mixing strings and numbers (which numpy would silently
+    turn into strings, or fail to sort) is rejected too."""
+    if issparse(Y):
+        return Y.toarray()
+    if isinstance(Y, (list, tuple)) or (isinstance(Y, np.ndarray) and Y.dtype == object):
+        items = Y.ravel() if isinstance(Y, np.ndarray) else Y
+        nested = [isinstance(item, _SEQUENCES) for item in items]
+        if any(nested) and (isinstance(Y, np.ndarray) or not all(nested)
+                            or any(isinstance(item, (set, frozenset)) for item in items)
+                            or len({len(item) for item in items}) > 1):
+            raise ValueError(
+                f"{name} looks like a list of label lists (rows of different lengths, e.g. [[0, 2], [1]]); "
+                f"a multilabel target must be an (n_samples, n_labels) {{0,1}} indicator"
+                + _LABEL_LISTS_HINT.format(name=name))
+        if not any(nested):
+            _check_label_types(items, name)
+    return np.asarray(Y)
+
+
+def _check_label_types(items, name: str) -> None:
+    """Class labels must be all numbers or all strings: numpy turns ``[1, "a", 2.5]`` into the
+    strings ``['1', 'a', '2.5']`` (or, as objects, cannot sort them)."""
+    kinds = {"string" if isinstance(item, (str, bytes)) else "number" if isinstance(item, numbers.Number)
+             else type(item).__name__ for item in items}
+    if len(kinds) > 1 or not kinds <= {"string", "number"}:
+        examples = {}
+        for item in items:
+            examples.setdefault(type(item).__name__, item)
+        shown = ", ".join(f"{value!r} ({kind})" for kind, value in examples.items())
+        raise ValueError(f"{name} mixes label types ({shown}); class labels must be all numbers or all strings")
 
 
 def _is_indicator(array: np.ndarray) -> bool:

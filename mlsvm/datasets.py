@@ -1,8 +1,14 @@
 """MULAN ARFF loading, the reference datasets, and seeded built-in problems (SPEC §5).
 
 A MULAN file is an ARFF file whose last ``q`` attributes are the labels, declared ``{0,1}``.
-Dense and sparse (``{index value, ...}``) data sections are read. The reference data lives in
-``../shared/datasets`` (or the directory named by ``MLSVM_DATASETS``); the package never ships it.
+Dense and sparse (``{index value, ...}``) data sections are read; a sparse file gives a CSR ``X``
+built from its entries, never through a dense array (bibtex: 7395 × 1836, 0.35 % non-zero).
+
+emotions and yeast (train, test) ship inside the package as compressed ``.npz`` files
+(``mlsvm/data_files/``, written by ``tools/bundle_datasets.py`` from the MULAN ARFF files and
+equal to what :func:`load_arff` reads from them), so :func:`load_emotions` and :func:`load_yeast`
+work right after ``pip install``. Larger sets (bibtex) are read from a path, ``$MLSVM_DATASETS``
+or ``../shared/datasets``; docs/datasets.md says where MULAN publishes them.
 """
 
 from __future__ import annotations
@@ -12,25 +18,34 @@ import re
 import shlex
 import warnings
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from scipy.sparse import csr_matrix, issparse
 
 from mlsvm.data import check_scalar
 
 __all__ = [
-    "MultilabelData", "load_arff", "find_datasets_dir", "load_emotions", "load_yeast",
-    "make_multilabel", "make_multiclass", "load_file", "DATASETS_ENV",
+    "MultilabelData", "ArffError", "load_arff", "find_datasets_dir", "load_emotions", "load_yeast",
+    "load_bibtex", "make_multilabel", "make_multiclass", "load_file", "DATASETS_ENV", "MULAN_URL",
+    "BIBTEX_TRAIN_SIZE",
 ]
 
 DATASETS_ENV = "MLSVM_DATASETS"
+#: where MULAN publishes its multilabel datasets
+MULAN_URL = "https://mulan.sourceforge.net/datasets-mlc.html"
+#: bibtex ships as one file; this project takes its first 4880 rows as the training set and the
+#: other 2515 as the test set (the sizes of MULAN's bibtex-train / bibtex-test split)
+BIBTEX_TRAIN_SIZE = 4880
 
 
 @dataclass(frozen=True)
 class MultilabelData:
-    """Features ``X`` (n, d), labels ``Y`` (n, q) in {0,1}, and their names."""
+    """Features ``X`` (n, d) — a dense array, or a CSR matrix for sparse data —, labels ``Y``
+    (n, q) in {0,1} (dense int8), and their names."""
 
-    X: np.ndarray
+    X: np.ndarray | csr_matrix
     Y: np.ndarray
     feature_names: list
     label_names: list
@@ -44,13 +59,22 @@ class ArffError(ValueError):
 _ATTRIBUTE = re.compile(r"@attribute\s+('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+)\s+(.+)$", re.IGNORECASE)
 
 
-def load_arff(path, n_labels: int) -> MultilabelData:
-    """Read a MULAN ARFF file whose last ``n_labels`` attributes are the {0,1} labels."""
+def load_arff(path, n_labels: int, *, sparse: bool | None = None) -> MultilabelData:
+    """Read a MULAN ARFF file whose last ``n_labels`` attributes are the {0,1} labels.
+
+    ``sparse``: ``None`` (default) returns a CSR ``X`` when the data section has sparse rows
+    (``{index value, ...}``) and a dense array otherwise; ``True`` / ``False`` force CSR / dense.
+    Rows are collected as (index, value) lists, so a sparse file is never expanded densely unless
+    ``sparse=False`` asks for it. Sparse rows may list indices in any order, hold explicit zeros or
+    be empty (``{}``); a repeated or out-of-range index is an error naming the file and line."""
     path = Path(path)
     check_scalar(n_labels, "n_labels", low=1, integer=True)
+    if sparse not in (None, True, False):
+        raise ValueError(f"sparse must be None (auto), True or False; got {sparse!r}")
     if not path.is_file():
         raise FileNotFoundError(f"ARFF file not found: {path}")
-    names, kinds, rows = [], [], []
+    names, kinds = [], []
+    rows = _Rows()
     in_data = False
     with path.open("r", encoding="utf-8", errors="replace") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -72,7 +96,10 @@ def load_arff(path, n_labels: int) -> MultilabelData:
                     in_data = True
                     continue
                 raise ArffError(f"{path}:{number}: unexpected header line: {line[:80]!r}")
-            rows.append(_parse_row(line, len(names), path, number))
+            if line.startswith("{"):
+                rows.add_sparse(*_parse_sparse_row(line, len(names), path, number))
+            else:
+                rows.add_dense(_parse_row(line, len(names), path, number))
     if not in_data:
         raise ArffError(f"{path}: no @data section")
     if n_labels >= len(names):
@@ -81,29 +108,118 @@ def load_arff(path, n_labels: int) -> MultilabelData:
     for name, kind in zip(names[-n_labels:], kinds[-n_labels:]):
         if kind.replace(" ", "") not in ("{0,1}", "{1,0}") and kind.lower() not in ("numeric", "integer", "real"):
             raise ArffError(f"{path}: label attribute {name!r} is declared {kind!r}; expected {{0,1}}")
-    if not rows:
+    if not rows.count:
         raise ArffError(f"{path}: the @data section is empty")
-    data = np.vstack(rows)
-    X, Y = data[:, :-n_labels], data[:, -n_labels:]
-    if not np.all(np.isfinite(X)):
+    n_features = len(names) - n_labels
+    X, Y = rows.split(n_features, len(names), sparse=rows.any_sparse if sparse is None else sparse)
+    if not np.all(np.isfinite(X.data if issparse(X) else X)):
         raise ArffError(f"{path}: missing or non-numeric feature values")
     if not np.all((Y == 0) | (Y == 1)):
         raise ArffError(f"{path}: label columns contain values other than 0 and 1 (is n_labels={n_labels} right?)")
     return MultilabelData(X, Y.astype(np.int8), names[:-n_labels], names[-n_labels:], path.stem)
 
 
+class _Rows:
+    """The data section as read: dense rows (full arrays) and sparse rows ((index, value) arrays),
+    in file order; :meth:`split` assembles ``X`` (dense or CSR) and the dense label block ``Y``."""
+
+    def __init__(self):
+        self.rows = []   # each: ndarray (dense row) or (indices, values)
+        self.any_sparse = False
+
+    @property
+    def count(self) -> int:
+        return len(self.rows)
+
+    def add_dense(self, row: np.ndarray) -> None:
+        self.rows.append(row)
+
+    def add_sparse(self, indices: np.ndarray, values: np.ndarray) -> None:
+        self.rows.append((indices, values))
+        self.any_sparse = True
+
+    def _entries(self, width: int):
+        """Every row as (indices, values), sorted by index, zeros of dense rows left out."""
+        for row in self.rows:
+            if isinstance(row, tuple):
+                yield row
+            else:
+                where = np.flatnonzero(row)
+                yield where, row[where]
+
+    def split(self, n_features: int, width: int, *, sparse: bool):
+        n = len(self.rows)
+        Y = np.zeros((n, width - n_features))
+        if not sparse:
+            X = np.zeros((n, n_features))
+            for i, row in enumerate(self.rows):
+                if isinstance(row, tuple):
+                    indices, values = row
+                    features = indices < n_features
+                    X[i, indices[features]] = values[features]
+                    Y[i, indices[~features] - n_features] = values[~features]
+                else:
+                    X[i], Y[i] = row[:n_features], row[n_features:]
+            return X, Y
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        columns, data = [], []
+        for i, (indices, values) in enumerate(self._entries(width)):
+            features = indices < n_features       # indices are sorted: features first, then labels
+            cut = int(np.count_nonzero(features))
+            columns.append(indices[:cut])
+            data.append(values[:cut])
+            indptr[i + 1] = indptr[i] + cut
+            Y[i, indices[cut:] - n_features] = values[cut:]
+        X = csr_matrix((np.concatenate(data) if data else np.zeros(0),
+                        np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64), indptr),
+                       shape=(n, n_features))
+        X.eliminate_zeros()   # explicit zeros of the file are not stored entries
+        return X, Y
+
+
+def _parse_sparse_row(line: str, width: int, path: Path, number: int) -> tuple[np.ndarray, np.ndarray]:
+    """``{i v, j w, ...}`` → sorted indices and their values (checked: in range, not repeated)."""
+    if not line.endswith("}"):
+        raise ArffError(f"{path}:{number}: unterminated sparse row")
+    body = line[1:-1].strip()
+    if not body:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    items = body.split(",")
+    pairs = [item.split(None, 1) for item in items]
+    try:
+        indices = np.array([int(pair[0]) for pair in pairs], dtype=np.int64)
+        try:   # the common case: plain numbers, converted in one pass
+            values = np.array([float(pair[1]) for pair in pairs])
+        except ValueError:   # quoted values or '?' (missing: NaN, reported for the whole file below)
+            values = np.array([_value(pair[1]) for pair in pairs])
+    except (ValueError, IndexError):
+        bad = next((item for item, pair in zip(items, pairs) if not _valid_sparse_pair(pair)), body)
+        raise ArffError(f"{path}:{number}: malformed sparse entry {bad.strip()!r}: expected 'index value'") from None
+    out_of_range = (indices < 0) | (indices >= width)
+    if np.any(out_of_range):
+        bad = items[int(np.flatnonzero(out_of_range)[0])].strip()
+        raise ArffError(f"{path}:{number}: malformed sparse entry {bad!r}: index outside 0..{width - 1} "
+                        f"({width} attributes)")
+    order = np.argsort(indices, kind="stable")
+    indices, values = indices[order], values[order]
+    repeated = np.flatnonzero(np.diff(indices) == 0)
+    if repeated.size:
+        raise ArffError(f"{path}:{number}: malformed sparse row: index {int(indices[repeated[0]])} appears twice")
+    return indices, values
+
+
+def _valid_sparse_pair(pair: list) -> bool:
+    if len(pair) != 2:
+        return False
+    try:
+        int(pair[0])
+        _value(pair[1])
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_row(line: str, width: int, path: Path, number: int) -> np.ndarray:
-    row = np.zeros(width)
-    if line.startswith("{"):
-        if not line.endswith("}"):
-            raise ArffError(f"{path}:{number}: unterminated sparse row")
-        for item in filter(None, (part.strip() for part in line[1:-1].split(","))):
-            try:
-                index, value = item.split(None, 1)
-                row[int(index)] = _value(value)
-            except (ValueError, IndexError):
-                raise ArffError(f"{path}:{number}: malformed sparse entry {item!r}") from None
-        return row
     values = line.split(",") if "'" not in line and '"' not in line else shlex.split(line.replace(",", " "))
     if len(values) != width:
         raise ArffError(f"{path}:{number}: {len(values)} values for {width} attributes")
@@ -154,22 +270,57 @@ def find_datasets_dir() -> Path | None:
 def _dataset_path(filename: str) -> Path:
     directory = find_datasets_dir()
     if directory is None or not (directory / filename).is_file():
+        where = f"not in {directory}" if directory is not None else "no datasets directory found"
         raise FileNotFoundError(
-            f"{filename} not found: put the MULAN datasets in ../shared/datasets or set "
-            f"{DATASETS_ENV} to their directory")
+            f"{filename} not found ({where}): download the MULAN dataset from {MULAN_URL}, then put "
+            f"{filename} in ../shared/datasets, set {DATASETS_ENV} to its directory, or pass path=")
     return directory / filename
 
 
+#: bundled sets: name → (file in mlsvm/data_files, ARFF file name, number of labels)
+BUNDLED = {
+    "emotions": ("emotions.npz", "emotions.arff", 6),
+    "yeast-train": ("yeast-train.npz", "yeast-train.arff", 14),
+    "yeast-test": ("yeast-test.npz", "yeast-test.arff", 14),
+}
+
+
+def _load_bundled(name: str) -> MultilabelData:
+    """A dataset shipped in ``mlsvm/data_files`` (plain arrays, read without pickle)."""
+    filename = BUNDLED[name][0]
+    with resources.files("mlsvm").joinpath("data_files", filename).open("rb") as handle:
+        with np.load(handle, allow_pickle=False) as archive:
+            return MultilabelData(archive["X"], archive["Y"], archive["feature_names"].tolist(),
+                                  archive["label_names"].tolist(), name)
+
+
 def load_emotions() -> MultilabelData:
-    """MULAN emotions: 593 × 72, 6 labels (the full set; no standard split ships with it)."""
-    return load_arff(_dataset_path("emotions.arff"), n_labels=6)
+    """MULAN emotions: 593 × 72, 6 labels (the full set; no standard split ships with it).
+    Bundled with the package (equal to ``load_arff("emotions.arff", 6)``)."""
+    return _load_bundled("emotions")
 
 
 def load_yeast(subset: str = "train") -> MultilabelData:
-    """MULAN yeast, the standard split: ``"train"`` 1500 × 103 or ``"test"`` 917 × 103; 14 labels."""
+    """MULAN yeast, the standard split: ``"train"`` 1500 × 103 or ``"test"`` 917 × 103; 14 labels.
+    Bundled with the package (equal to ``load_arff("yeast-train.arff", 14)`` / ``-test``)."""
     if subset not in ("train", "test"):
         raise ValueError(f"subset must be 'train' or 'test'; got {subset!r}")
-    return load_arff(_dataset_path(f"yeast-{subset}.arff"), n_labels=14)
+    return _load_bundled(f"yeast-{subset}")
+
+
+def load_bibtex(split: str = "train", path=None, *, sparse: bool = True) -> MultilabelData:
+    """MULAN bibtex (BibSonomy tags): 7395 × 1836 binary features, 159 labels, read as CSR.
+
+    The file ships as one ``bibtex.arff``; ``split="train"`` is its first 4880 rows
+    (:data:`BIBTEX_TRAIN_SIZE`), ``"test"`` the other 2515 (the sizes of MULAN's split; the
+    project takes it by row order), ``"all"`` every row. ``path``: the ARFF file (default:
+    ``bibtex.arff`` in ``$MLSVM_DATASETS`` or ``../shared/datasets``). ``sparse=False`` returns a
+    dense ``X`` (118 MB for the whole set)."""
+    if split not in ("train", "test", "all"):
+        raise ValueError(f"split must be 'train', 'test' or 'all'; got {split!r}")
+    data = load_arff(_dataset_path("bibtex.arff") if path is None else path, n_labels=159, sparse=sparse)
+    rows = {"train": slice(0, BIBTEX_TRAIN_SIZE), "test": slice(BIBTEX_TRAIN_SIZE, None), "all": slice(None)}[split]
+    return MultilabelData(data.X[rows], data.Y[rows], data.feature_names, data.label_names, f"bibtex-{split}")
 
 
 def make_multilabel(n_samples=60, n_features=5, n_labels=4, *, noise=0.1, random_state=0) -> MultilabelData:
@@ -203,15 +354,20 @@ def make_multiclass(n_samples=60, n_features=4, n_classes=3, *, random_state=0):
 
 
 def load_file(path, n_labels: int | None = None) -> MultilabelData:
-    """Load training or test data by extension: ``.arff`` (MULAN, needs ``n_labels``), ``.npz``
-    (arrays ``X`` and ``Y``) or ``.csv`` (numeric, comma-separated, an optional header line; the
+    """Load training or test data by extension: ``.arff`` (MULAN, dense or sparse rows; needs
+    ``n_labels``), ``.npz`` (arrays ``X`` and ``Y``, or one sparse matrix ``[X | Y]`` written by
+    ``scipy.sparse.save_npz``, whose last ``n_labels`` columns are the labels) or ``.csv`` (numeric, comma-separated, an optional header line; the
     last ``n_labels`` columns are the labels)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":
         with np.load(path, allow_pickle=False) as archive:
-            if "X" not in archive.files or "Y" not in archive.files:
-                raise ValueError(f"{path} must contain arrays 'X' and 'Y'; found {archive.files}")
+            files = archive.files
+            if not {"X", "Y"} <= set(files):
+                if {"format", "shape", "data"} <= set(files):   # scipy.sparse.save_npz
+                    return _sparse_npz(path, n_labels)
+                raise ValueError(f"{path} must contain arrays 'X' and 'Y', or be a scipy.sparse.save_npz "
+                                 f"matrix [X | Y] (with n_labels); found {files}")
             X, Y = archive["X"], archive["Y"]
         Y = Y[:, None] if Y.ndim == 1 else Y
         return MultilabelData(X, Y, [f"x{j}" for j in range(X.shape[1])], [f"y{k}" for k in range(Y.shape[1])], path.stem)
@@ -230,3 +386,21 @@ def load_file(path, n_labels: int | None = None) -> MultilabelData:
             raise ValueError(f"{path}: n_labels={n_labels} but the file has {table.shape[1]} columns")
         return MultilabelData(table[:, :-n_labels], table[:, -n_labels:], names[:-n_labels], names[-n_labels:], path.stem)
     raise ValueError(f"unsupported data file {path.name}: expected .arff, .npz or .csv")
+
+
+def _sparse_npz(path: Path, n_labels: int | None) -> MultilabelData:
+    """A ``scipy.sparse.save_npz`` file holding ``[X | Y]``: CSR ``X``, dense {0,1} ``Y``."""
+    from scipy.sparse import load_npz
+
+    if n_labels is None:
+        raise ValueError(f"n_labels (--labels) is required to read {path.name}: it holds one sparse matrix "
+                         "whose last n_labels columns are the labels")
+    check_scalar(n_labels, "n_labels", low=1, integer=True)
+    matrix = load_npz(path).tocsr()
+    if n_labels >= matrix.shape[1]:
+        raise ValueError(f"{path}: n_labels={n_labels} but the matrix has {matrix.shape[1]} columns")
+    d = matrix.shape[1] - n_labels
+    X, Y = matrix[:, :d], matrix[:, d:].toarray()
+    if not np.all((Y == 0) | (Y == 1)):
+        raise ValueError(f"{path}: label columns contain values other than 0 and 1 (is n_labels={n_labels} right?)")
+    return MultilabelData(X, Y.astype(np.int8), [f"x{j}" for j in range(d)], [f"y{k}" for k in range(n_labels)], path.stem)

@@ -8,6 +8,12 @@
 ``gamma`` may be a positive float, ``"scale"`` (``1 / (d · Var(X))``, scikit-learn's default) or
 ``"auto"`` (``1 / d``); :class:`Kernel` resolves it once on the training data so that training and
 prediction use the same number.
+
+``X`` may be a scipy sparse matrix (CSR from :func:`mlsvm.data.check_X`): the Gram matrix is then
+formed by a sparse product and returned dense (it is ``n × m`` in every case), without densifying
+``X``. Every Gram matrix computed here is checked finite: a kernel that overflows float64 (e.g.
+``poly`` with a large ``degree`` and ``gamma``) raises a ``ValueError`` naming its parameters
+instead of reaching a solver as ``inf``.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import issparse
 
 from mlsvm.data import check_scalar
 
@@ -44,21 +51,51 @@ class Kernel:
         # A @ A.T runs as a symmetric rank-k update (syrk): the result is exactly symmetric, and
         # every step below keeps it so, without a symmetrising pass over n² entries.
         gram = A @ B.T
-        if self.name == "poly":
-            gram *= self.gamma
-            gram += self.coef0
-            gram **= self.degree
-        elif self.name == "rbf":  # ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against cancellation
-            sq_a = np.einsum("ij,ij->i", A, A)
-            sq_b = sq_a if symmetric else np.einsum("ij,ij->i", B, B)
-            gram *= -2.0
-            gram += np.add.outer(sq_a, sq_b)   # (a_i + a_j) is symmetric; adding them one by one is not
-            np.maximum(gram, 0.0, out=gram)
+        if issparse(gram):   # sparse A and B: the product's summation order is not symmetric in
+            gram = gram.toarray()   # (i, j), so the train Gram matrix is symmetrised: (G + Gᵀ)/2
             if symmetric:
-                np.fill_diagonal(gram, 0.0)
-            gram *= -self.gamma
-            np.exp(gram, out=gram)
+                gram += gram.T
+                gram *= 0.5
+        gram = np.asarray(gram)   # sparse @ dense gives an ndarray; never an np.matrix downstream
+        # overflow is detected below, once, on the result; numpy's warnings would only add noise
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.name == "poly":
+                gram *= self.gamma
+                gram += self.coef0
+                gram **= self.degree
+            elif self.name == "rbf":  # ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against cancellation
+                sq_a = _squared_norms(A)
+                sq_b = sq_a if symmetric else _squared_norms(B)
+                gram *= -2.0
+                gram += np.add.outer(sq_a, sq_b)   # (a_i + a_j) is symmetric; adding them one by one is not
+                np.maximum(gram, 0.0, out=gram)
+                if symmetric:
+                    np.fill_diagonal(gram, 0.0)
+                gram *= -self.gamma
+                np.exp(gram, out=gram)
+        self._check_finite(gram, "training" if symmetric else "test-vs-training")
         return gram
+
+    def _check_finite(self, gram: np.ndarray, which: str) -> None:
+        if np.isfinite(gram).all():
+            return
+        bad = int(np.count_nonzero(~np.isfinite(gram)))
+        parameters = {"linear": "",
+                      "rbf": f" with gamma={self.gamma:g}",
+                      "poly": f" with gamma={self.gamma:g}, degree={self.degree}, coef0={self.coef0:g}"}[self.name]
+        formula = {"linear": "⟨x, x'⟩", "rbf": "‖x − x'‖²", "poly": "(gamma⟨x, x'⟩ + coef0)^degree"}[self.name]
+        advice = {"linear": "scale X", "rbf": "scale X", "poly": "lower degree or gamma, or scale X"}[self.name]
+        raise ValueError(
+            f"the {which} Gram matrix of kernel={self.name!r}{parameters} has {bad} NaN or infinite "
+            f"entr{'y' if bad == 1 else 'ies'}: {formula} overflowed float64 (largest finite value "
+            f"{np.finfo(np.float64).max:.3g}); {advice}")
+
+
+def _squared_norms(A) -> np.ndarray:
+    """Row norms ``‖a_i‖²`` of a dense or sparse matrix (sparse: over the stored entries only)."""
+    if issparse(A):
+        return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", A, A)
 
 
 def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> Kernel:
@@ -74,12 +111,28 @@ def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> 
             raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
         if X is None:
             raise ValueError(f"gamma={gamma!r} needs the training data X to be resolved")
-        X = np.asarray(X, dtype=np.float64)
-        variance = X.var() if gamma == "scale" else 1.0
+        variance = _variance(X) if gamma == "scale" else 1.0
         gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
     else:
         check_scalar(gamma, "gamma", low=0.0, low_open=True)
     return Kernel(kernel, float(gamma), int(degree), float(coef0))
+
+
+def _variance(X) -> float:
+    """``Var`` over every entry of ``X``. Sparse: two passes over the stored values, the implicit
+    zeros adding ``μ²`` each — no densifying, and no ``E[x²] − μ²`` cancellation (which for
+    features far from 0 would make gamma="scale" differ between a sparse and a dense X)."""
+    if not issparse(X):
+        return float(np.asarray(X, dtype=np.float64).var())
+    X = X.tocsr()
+    if not X.has_canonical_format:   # duplicates would be counted as separate entries
+        X = X.copy()
+        X.sum_duplicates()
+    values = np.asarray(X.data, dtype=np.float64)
+    size = X.shape[0] * X.shape[1]
+    mean = values.sum() / size
+    centred = values - mean
+    return float((centred @ centred + (size - values.size) * mean * mean) / size)
 
 
 def check_gram(gram, name: str = "K", *, square: bool = True) -> np.ndarray:
@@ -88,7 +141,8 @@ def check_gram(gram, name: str = "K", *, square: bool = True) -> np.ndarray:
     The PSD test accepts a smallest eigenvalue down to ``−PSD_TOLERANCE · max(1, λ_max)``; beyond
     that the problem would not be convex and the error says so.
     """
-    gram = np.asarray(gram, dtype=np.float64)
+    # a precomputed Gram matrix given sparse is densified: it is n × n and read densely anyway
+    gram = gram.toarray().astype(np.float64, copy=False) if issparse(gram) else np.asarray(gram, dtype=np.float64)
     if gram.ndim != 2:
         raise ValueError(f"{name} must be a 2-D Gram matrix; got shape {gram.shape}")
     if not np.all(np.isfinite(gram)):

@@ -19,12 +19,14 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from scipy.sparse import csr_matrix, issparse
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "save_model", "load_model", "atomic_write", "check_writable"]
 
 FORMAT_VERSION = 1
 _ARRAY = "__array__"
 _DATACLASS = "__dataclass__"
+_CSR = "__csr__"   # a sparse matrix (X_fit_ of a fit on sparse X) as its CSR arrays and shape
 
 #: dataclasses a saved model may contain (module, name); nothing else is instantiated on load
 _ALLOWED_DATACLASSES = {
@@ -79,6 +81,10 @@ def check_writable(path) -> Path:
 
 
 def _encode(value, arrays: dict, key: str):
+    if issparse(value):
+        value = value.tocsr()
+        return {_CSR: [_encode(part, arrays, key) for part in (value.data, value.indices, value.indptr)],
+                "shape": list(value.shape)}
     if isinstance(value, np.ndarray):
         if value.dtype == object:
             value = value.astype(str)
@@ -108,6 +114,9 @@ def _decode(value, arrays):
             if value[_ARRAY] not in arrays:
                 raise ModelFileError(f"model file refers to an array {value[_ARRAY]!r} it does not hold")
             return arrays[value[_ARRAY]]
+        if _CSR in value:
+            data, indices, indptr = (_decode(part, arrays) for part in value[_CSR])
+            return csr_matrix((data, indices, indptr), shape=tuple(value["shape"]))
         if _DATACLASS in value:
             kind = tuple(value[_DATACLASS])
             if kind not in _ALLOWED_DATACLASSES:
@@ -189,7 +198,7 @@ def load_model(path):
         for key, value in meta["state"].items():
             _check_state_name(cls, key)
             setattr(estimator, key, _decode(value, arrays))
-    except (KeyError, TypeError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:   # ValueError: inconsistent CSR arrays
         raise ModelFileError(f"{path} is corrupt: {exc}") from None
     except ModelFileError as exc:
         raise ModelFileError(f"{path}: {exc}") from None

@@ -1,9 +1,13 @@
 """ARFF loading: the reference files have the documented shapes; malformed files give clear errors."""
 
+import warnings
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from mlsvm.datasets import ArffError, load_arff, load_emotions, load_yeast, make_multiclass, make_multilabel
+from mlsvm.datasets import (BUNDLED, ArffError, load_arff, load_bibtex, load_emotions, load_file, load_yeast,
+                            make_multiclass, make_multilabel)
 
 
 @pytest.mark.realdata
@@ -28,8 +32,13 @@ HEADER = "@relation t\n@attribute a numeric\n@attribute 'b c' numeric\n@attribut
 
 
 def test_dense_and_sparse_rows(tmp_path):
-    data = load_arff(_write(tmp_path, HEADER + "% comment\n1.5,2,1,0\n{0 3.0,3 1}\n"), n_labels=2)
+    path = _write(tmp_path, HEADER + "% comment\n1.5,2,1,0\n{0 3.0,3 1}\n")
+    data = load_arff(path, n_labels=2, sparse=False)
     np.testing.assert_array_equal(data.X, [[1.5, 2.0], [3.0, 0.0]])
+    auto = load_arff(path, n_labels=2)   # a file with sparse rows reads to CSR by default
+    assert sp.isspmatrix_csr(auto.X)
+    np.testing.assert_array_equal(auto.X.toarray(), data.X)
+    np.testing.assert_array_equal(auto.Y, data.Y)
     np.testing.assert_array_equal(data.Y, [[1, 0], [0, 1]])
     assert data.feature_names == ["a", "b c"] and data.label_names == ["l1", "l2"]
 
@@ -57,11 +66,135 @@ def test_missing_file(tmp_path):
 
 
 def test_missing_dataset_dir_says_where_to_put_it(tmp_path, monkeypatch):
+    """bibtex is not bundled: the error names the file, the variable and where MULAN publishes it.
+    emotions and yeast are bundled: they load with no datasets directory at all."""
     monkeypatch.setenv("MLSVM_DATASETS", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="MLSVM_DATASETS"):
-        load_emotions()
+    with pytest.raises(FileNotFoundError, match=r"bibtex.arff not found.*mulan.sourceforge.net/datasets-mlc.html"
+                                                r".*MLSVM_DATASETS"):
+        load_bibtex("train")
+    assert load_emotions().X.shape == (593, 72) and load_yeast("test").Y.shape == (917, 14)
     with pytest.raises(ValueError, match="subset must be"):
         load_yeast("validation")
+    with pytest.raises(ValueError, match="split must be"):
+        load_bibtex("validation")
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("name", sorted(BUNDLED))
+def test_bundled_equal_the_arff_files(datasets_dir, name):
+    """mlsvm/data_files/*.npz (tools/bundle_datasets.py) hold exactly what the parser reads."""
+    _, arff, n_labels = BUNDLED[name]
+    bundled = load_emotions() if name == "emotions" else load_yeast(name.split("-")[1])
+    parsed = load_arff(datasets_dir / arff, n_labels)
+    assert bundled.X.dtype == parsed.X.dtype == np.float64 and bundled.Y.dtype == parsed.Y.dtype == np.int8
+    np.testing.assert_array_equal(bundled.X, parsed.X)
+    np.testing.assert_array_equal(bundled.Y, parsed.Y)
+    assert bundled.feature_names == parsed.feature_names and bundled.label_names == parsed.label_names
+
+
+SPARSE_HEADER = ("% a comment before the header\n@relation s\n@attribute f0 numeric\n@attribute f1 numeric\n"
+                 "@attribute f2 numeric\n@attribute l0 {0,1}\n@attribute l1 {0,1}\n@data\n")
+SPARSE_BODY = ("{2 1.5, 0 -2, 4 1}\n"        # unordered indices
+               "% a comment between rows\n"
+               "{}\n"                        # an empty row
+               "{1 0, 3 1, 4 0}\n"           # explicit zeros (a feature and a label)
+               "{ 1 2.5e-1 ,3 1 }\n")        # spaces around entries
+SPARSE_X = [[-2.0, 0.0, 1.5], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.25, 0.0]]
+SPARSE_Y = [[0, 1], [0, 0], [1, 0], [1, 0]]
+
+
+def test_sparse_arff_reads_to_csr(tmp_path):
+    data = load_arff(_write(tmp_path, SPARSE_HEADER + SPARSE_BODY), n_labels=2)
+    assert sp.isspmatrix_csr(data.X) and data.X.dtype == np.float64 and data.X.has_canonical_format
+    np.testing.assert_array_equal(data.X.toarray(), SPARSE_X)
+    assert data.X.nnz == 3                        # the explicit zero is not stored
+    np.testing.assert_array_equal(data.X.indptr, [0, 2, 2, 2, 3])
+    np.testing.assert_array_equal(data.Y, SPARSE_Y)
+    assert data.Y.dtype == np.int8 and data.feature_names == ["f0", "f1", "f2"]
+    dense = load_arff(_write(tmp_path, SPARSE_HEADER + SPARSE_BODY), n_labels=2, sparse=False)
+    assert isinstance(dense.X, np.ndarray)
+    np.testing.assert_array_equal(dense.X, SPARSE_X)
+    np.testing.assert_array_equal(dense.Y, SPARSE_Y)
+
+
+def test_dense_arff_on_request_as_csr(tmp_path):
+    data = load_arff(_write(tmp_path, HEADER + "1.5,0,1,0\n0,0,0,1\n"), n_labels=2, sparse=True)
+    assert sp.isspmatrix_csr(data.X) and data.X.nnz == 1
+    np.testing.assert_array_equal(data.X.toarray(), [[1.5, 0.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(data.Y, [[1, 0], [0, 1]])
+    assert isinstance(load_arff(_write(tmp_path, HEADER + "1.5,0,1,0\n"), n_labels=2).X, np.ndarray)
+    with pytest.raises(ValueError, match="sparse must be"):
+        load_arff(_write(tmp_path, HEADER + "1.5,0,1,0\n"), n_labels=2, sparse="yes")
+
+
+@pytest.mark.parametrize("row, message", [
+    ("{0 1, 5 1}", r"data.arff:9: malformed sparse entry '5 1': index outside 0..4"),
+    ("{0 1, -1 1}", r":9: malformed sparse entry '-1 1'"),
+    ("{0 1, 2 1, 0 3}", r":9: malformed sparse row: index 0 appears twice"),
+    ("{0 1, 2}", r":9: malformed sparse entry '2': expected 'index value'"),
+    ("{a 1}", r":9: malformed sparse entry 'a 1'"),
+    ("{0 x}", r":9: malformed sparse entry '0 x'"),
+    ("{0 1 2, 3 1}", r":9: malformed sparse entry '0 1 2'"),
+    ("{0 1, 3 1", r":9: unterminated sparse row"),
+    ("{0 ?, 3 1}", r"missing or non-numeric feature values"),
+    ("{0 1, 3 2}", r"label columns contain values other than 0 and 1"),
+])
+def test_malformed_sparse_rows(tmp_path, row, message):
+    with pytest.raises(ArffError, match=message):
+        load_arff(_write(tmp_path, SPARSE_HEADER + row + "\n"), n_labels=2)
+
+
+def test_sparse_label_count_checks(tmp_path):
+    with pytest.raises(ArffError, match="has only 5 attributes"):
+        load_arff(_write(tmp_path, SPARSE_HEADER + "{0 1}\n"), n_labels=5)
+    with pytest.raises(ArffError, match="values other than 0 and 1"):   # n_labels too large: a feature read as a label
+        load_arff(_write(tmp_path, SPARSE_HEADER + "{2 1.5, 4 1}\n"), n_labels=3)
+
+
+def test_load_file_reads_a_sparse_npz(tmp_path):
+    """``scipy.sparse.save_npz`` of ``[X | Y]`` (what ``mlsvm fit/evaluate`` read with --labels)."""
+    X = sp.random(6, 4, density=0.4, random_state=0, format="csr")
+    Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]])
+    path = tmp_path / "data.npz"
+    sp.save_npz(path, sp.hstack([X, sp.csr_matrix(Y)]).tocsc())
+    data = load_file(path, n_labels=2)
+    assert sp.isspmatrix_csr(data.X)
+    np.testing.assert_array_equal(data.X.toarray(), X.toarray())
+    np.testing.assert_array_equal(data.Y, Y)
+    with pytest.raises(ValueError, match="n_labels"):
+        load_file(path)
+    sparse_arff = load_file(_write(tmp_path, SPARSE_HEADER + SPARSE_BODY), n_labels=2)
+    assert sp.isspmatrix_csr(sparse_arff.X)
+
+
+@pytest.mark.realdata
+def test_bibtex(datasets_dir):
+    """bibtex: shape, non-zeros, labels and ranking pairs as docs/datasets.md states; the
+    4880/2515 split by row order; MatrixSVM (linear) on the first 800 training rows from CSR gives
+    the model of the dense copy, with a certified gap."""
+    import mlsvm
+    from mlsvm.data import ranking_pairs
+
+    if not (datasets_dir / "bibtex.arff").is_file():
+        pytest.skip(f"bibtex.arff not in {datasets_dir}")
+    data = load_bibtex("all")
+    assert sp.isspmatrix_csr(data.X) and data.X.shape == (7395, 1836) and data.Y.shape == (7395, 159)
+    assert data.X.nnz == 507_746 and np.all(data.X.data == 1.0)        # binary features
+    assert ranking_pairs(data.Y).n_pairs == 2_760_350
+    assert data.Y.sum(1).mean() == pytest.approx(2.40, abs=0.005)      # label cardinality
+    test = load_bibtex("test")          # the rows after the first 4880 ("train": the first 4880)
+    assert test.X.shape == (2515, 1836) and (test.X != data.X[4880:]).nnz == 0
+    np.testing.assert_array_equal(test.Y, data.Y[4880:])
+    X, Y = data.X[:800], data.Y[:800]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the active-set polish's LinAlgWarnings (ill-conditioned Schur systems)
+        sparse_model = mlsvm.MatrixSVM(kernel="linear", C=1.0).fit(X, Y)
+        dense_model = mlsvm.MatrixSVM(kernel="linear", C=1.0).fit(X.toarray(), Y)
+    report = sparse_model.fit_report_
+    assert report.converged and report.relative_gap <= 1e-8
+    assert abs(report.primal_objective - dense_model.fit_report_.primal_objective) <= 1e-10 * report.primal_objective
+    np.testing.assert_allclose(sparse_model.decision_function(test.X[:300]),
+                               dense_model.decision_function(test.X[:300].toarray()), rtol=0, atol=1e-8)
 
 
 def test_synthetic_generators_are_seeded():

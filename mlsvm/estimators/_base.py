@@ -20,6 +20,7 @@ reject a multilabel indicator.
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -101,7 +102,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         if self._single_output:
             Y = check_class_vector(Y, "y")
         X, target = check_X_Y(X, Y)
-        given = np.asarray(Y).dtype
+        given = Y.dtype if issparse(Y) else np.asarray(Y).dtype   # a sparse Y arrives as a dense indicator
         self._indicator_dtype = given.str if given.kind in "biuf" else "|i1"  # predict returns Y's dtype
         gram = self._train_gram(X)
         self._set_target(target)
@@ -158,6 +159,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = True   # scipy sparse X: kernels.py forms the Gram matrix from CSR
         tags.target_tags.multi_output = not self._single_output
         tags.classifier_tags.multi_label = not self._single_output
         return tags

@@ -24,6 +24,7 @@ Every hand-written solver stops on the relative duality gap (``tol``). Decision:
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import issparse
 
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import matrix_svm as formulation
@@ -59,6 +60,8 @@ class MatrixSVM(KernelMultilabelEstimator):
 
     def _problem(self, gram: np.ndarray, Y: np.ndarray) -> formulation.MatrixSVMProblem:
         features = self.X_fit_ if self.kernel == "linear" else None
+        if issparse(features):   # the interior point centres [X − 1mᵀ, 1] and the CVXPY primal stacks
+            features = features.toarray()   # [X, 1]: both read the features densely (n × d)
         return formulation.MatrixSVMProblem(gram, Y, self.C, self.correlation, self.loss, features)
 
     def _set_fitted(self, problem, result, evaluation, Y) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy.sparse import issparse
 
 from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
@@ -82,6 +83,8 @@ class OvNSVM(KernelMultilabelEstimator):
                 "problem is unbounded below. alpha is in the canonical scaling of eq. 5: the paper's "
                 "Appendix A drops the ½, so its α equals 2·alpha (App-A(α, β) = canonical(α/2, β/2))"))
         features = self.X_fit_ if self.kernel == "linear" else None
+        if issparse(features):  # the OvN solvers (Woodbury blocks, MM's lstsq, CVXPY factor) read the
+            features = features.toarray()   # features densely (n × d)
         return ovn.OvNProblem(gram, Y, float(self.alpha), float(self.beta), self.w_constraint,
                               self.b_constraint, float(self.gamma_b), features)
 

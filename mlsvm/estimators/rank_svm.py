@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy.sparse import issparse
 
 from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
@@ -82,7 +83,10 @@ class RankSVM(KernelMultilabelEstimator):
             linear_factor = self.X_fit_ if self.kernel == "linear" else None
             solver = self._resolved_solver = self._exact_solver(problem, linear_factor)
             if solver == "ipm":
-                factor = linear_factor if linear_factor is not None else gram_factor(gram)
+                # the interior point centres its factor (L − 1mᵀ is dense): a sparse X is densified
+                # here, n × d with Q(d+1) − 1 ≤ MAX_SYSTEM_SIZE (the ALM takes the CSR factor as is)
+                factor = (linear_factor.toarray() if issparse(linear_factor) else linear_factor
+                          ) if linear_factor is not None else gram_factor(gram)
                 result = interior_point(problem, factor, tol=self.tol, max_iter=self.max_iter)
             elif solver == "alm":
                 result = proximal_alm(problem, tol=self.tol, max_iter=self.max_iter, factor=linear_factor)

@@ -319,7 +319,14 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-14, max_
         set_fixed_basis(np.asarray(basis, dtype=int))
         C = np.zeros((len(chosen), k))
     else:
-        add(rng.integers(n), np.zeros(k))  # Alg. 4 step 1: a random example
+        first = rng.integers(n)  # Alg. 4 step 1: a random example
+        if diag[first] <= 0:     # the zero vector in feature space (an empty sparse row, linear
+            nonzero = np.flatnonzero(diag > 0)   # kernel) spans nothing and has pivot 0: draw again
+            if nonzero.size == 0:              # among the examples that span something
+                raise ValueError("the Gram matrix is zero (every example is the zero vector in feature space): "
+                                 "there is no basis to select")
+            first = rng.choice(nonzero)
+        add(first, np.zeros(k))
     while True:
         selecting = basis is None and len(chosen) < d_max
         newton_history = {}

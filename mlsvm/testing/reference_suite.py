@@ -1,0 +1,216 @@
+"""A reference suite any language can read: certified instances as ``.npy`` arrays plus one
+``case.json`` per case (schema in ``docs/reference_suite.md``).
+
+``export_reference(directory)`` writes one folder per case::
+
+    <directory>/<case>/case.json     model, hyperparameters (our constants), kernel, objectives,
+                                     relative gap, KKT residuals, backends that agreed, versions
+    <directory>/<case>/X.npy, Y.npy  the data (Y: the (n, q) {0,1} indicator, or 1-D classes)
+    <directory>/<case>/primal_<name>.npy, dual_<name>.npy   the certified optimal point
+
+A case is written only when our exact solver and CVXPY on two backends agree to
+:data:`AGREEMENT` (relative); ``check_reference(directory)`` re-certifies every case and reports
+what no longer holds (a tampered file, a changed formulation).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+import mlsvm
+from mlsvm import registry
+from mlsvm.datasets import make_multilabel
+from mlsvm.formulations.evaluation import relative_difference
+from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.testing import REFERENCE_TOL, certify, estimator_class
+
+__all__ = ["SCHEMA_VERSION", "AGREEMENT", "ReferenceCase", "default_cases", "export_reference",
+           "check_reference", "load_case"]
+
+SCHEMA_VERSION = 1
+#: our exact solver and the two CVXPY backends must agree to this (relative) before a case is written
+AGREEMENT = 1e-8
+#: the CVXPY backends that confirm each case: the primal on one, the dual on the other
+BACKENDS = ("CLARABEL", "OSQP")
+
+
+@dataclass(frozen=True)
+class ReferenceCase:
+    """One instance: a model, its data and hyperparameters."""
+
+    name: str
+    model: str
+    X: np.ndarray
+    Y: np.ndarray
+    hyperparameters: dict
+
+
+def _awkward(n: int = 14, d: int = 3, q: int = 4, seed: int = 3):
+    """Labels nobody / everybody has, rows with all / no labels, a duplicated point."""
+    data = make_multilabel(n, d, q, noise=0.15, random_state=seed)
+    Y, X = data.Y.copy(), data.X.copy()
+    Y[:, 0], Y[:, 1] = 0, 1
+    Y[0, :], Y[1, :] = 1, 0
+    X[3] = X[2]
+    return X, Y
+
+
+def default_cases() -> list[ReferenceCase]:
+    """Every registered model on small problems (n ≤ 16) with the awkward label structures of
+    SPEC §3, q = 2, and the linear, RBF and poly kernels."""
+    plain = make_multilabel(16, 3, 3, random_state=7)
+    two = make_multilabel(12, 2, 2, random_state=8)
+    X_awkward, Y_awkward = _awkward()
+    datasets = {"plain": (plain.X, plain.Y), "awkward": (X_awkward, Y_awkward), "q2": (two.X, two.Y)}
+    kernels = {"linear": dict(kernel="linear"), "rbf": dict(kernel="rbf", gamma=0.5),
+               "poly": dict(kernel="poly", gamma=0.5, degree=2, coef0=1.0)}
+    cases = []
+    for name in (n for n in mlsvm.__all__ if n != "__version__"):
+        cls = getattr(mlsvm, name)
+        if cls._registry_model is None:
+            continue
+        for data_name, (X, Y) in datasets.items():
+            if cls._single_output:
+                Y = np.argmax(Y, axis=1) if data_name != "awkward" else np.arange(X.shape[0]) % 3
+            for kernel_name, kernel in kernels.items():
+                if data_name != "plain" and kernel_name == "poly":
+                    continue
+                cases.append(ReferenceCase(f"{name}-{data_name}-{kernel_name}", name, X, Y, dict(kernel)))
+    return cases
+
+
+def _cvxpy_values(spec, problem) -> dict:
+    """The optimal value from the CVXPY primal on one backend and the dual on the other."""
+    primal = solve(spec.formulation.cvxpy_primal(problem)[0], BACKENDS[0])
+    dual = -solve(spec.formulation.cvxpy_dual(problem)[0], BACKENDS[1])
+    return {f"cvxpy primal ({BACKENDS[0]})": primal, f"cvxpy dual ({BACKENDS[1]})": dual}
+
+
+def _problem_parameters(spec, estimator) -> dict:
+    """The estimator's parameters that define the problem (not how it is solved)."""
+    how = {"solver", "tol", "max_iter", "random_state"}
+    for entry in spec.solvers.values():
+        how.update(entry.options)
+    return {key: value for key, value in estimator.get_params(deep=False).items() if key not in how}
+
+
+def _clean(value):
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (np.floating, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _write_atomically(path: Path, write) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _save_array(path: Path, array) -> None:
+    def write(temporary):
+        with open(temporary, "wb") as handle:
+            np.save(handle, np.asarray(array), allow_pickle=False)
+    _write_atomically(path, write)
+
+
+def export_case(case: ReferenceCase, directory: Path) -> dict:
+    """Solve, confirm on two CVXPY backends, and write one case; returns its ``case.json`` dict."""
+    cls = estimator_class(case.model)
+    estimator = cls(**case.hyperparameters)
+    gram, indicator = estimator._training_data(case.X, case.Y)
+    spec = registry.model(cls._registry_model)
+    problem = estimator._problem(gram, indicator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)   # a case is written only when certified
+        solver, result = registry.run(spec, problem, **estimator.get_params(deep=False)
+                                      | {"solver": "fast", "tol": REFERENCE_TOL})
+    evaluation = spec.formulation.evaluate(problem, result.primal, result.dual)
+    values = _cvxpy_values(spec, problem)
+    for backend, value in values.items():
+        difference = relative_difference(evaluation.primal_objective, value)
+        if difference > AGREEMENT:
+            raise RuntimeError(f"{case.name}: {backend} optimum {value!r} differs from mlsvm {solver}'s "
+                               f"{evaluation.primal_objective!r} by {difference:.1e} > {AGREEMENT:.0e}")
+    folder = directory / case.name
+    folder.mkdir(parents=True, exist_ok=True)
+    _save_array(folder / "X.npy", case.X)
+    _save_array(folder / "Y.npy", case.Y)
+    for kind, point in (("primal", result.primal), ("dual", result.dual)):
+        for key, array in point.items():
+            _save_array(folder / f"{kind}_{key}.npy", array)
+    record = _clean({
+        "schema_version": SCHEMA_VERSION, "mlsvm_version": mlsvm.__version__, "case": case.name,
+        "model": case.model, "registry_model": spec.name, "hyperparameters": _problem_parameters(spec, estimator),
+        "primal_names": sorted(result.primal), "dual_names": sorted(result.dual),
+        "primal_objective": evaluation.primal_objective, "dual_objective": evaluation.dual_objective,
+        "relative_gap": evaluation.relative_gap, "kkt": evaluation.kkt,
+        "solver": f"mlsvm {solver}", "agreed": {f"mlsvm {solver}": evaluation.primal_objective, **values},
+        "agreement": AGREEMENT,
+    })
+    text = json.dumps(record, indent=1, allow_nan=False)
+    _write_atomically(folder / "case.json", lambda temporary: Path(temporary).write_text(text))
+    return record
+
+
+def export_reference(directory, cases: list[ReferenceCase] | None = None) -> list[dict]:
+    """Write every case (default: :func:`default_cases`) under ``directory``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    return [export_case(case, directory) for case in (default_cases() if cases is None else cases)]
+
+
+def load_case(folder) -> tuple[dict, np.ndarray, np.ndarray, dict]:
+    """``(case.json dict, X, Y, solution)`` of one case folder; the solution has every primal and
+    dual array by name (what :func:`mlsvm.testing.certify` takes)."""
+    folder = Path(folder)
+    try:
+        record = json.loads((folder / "case.json").read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{folder} is not a reference case: no case.json in it") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{folder / 'case.json'} is not valid JSON: {exc}") from None
+    load = lambda name: np.load(folder / f"{name}.npy", allow_pickle=False)  # noqa: E731
+    solution = {key: load(f"primal_{key}") for key in record["primal_names"]}
+    solution.update({key: load(f"dual_{key}") for key in record["dual_names"]})
+    return record, load("X"), load("Y"), solution
+
+
+def check_case(folder, rtol: float = 1e-8) -> list[str]:
+    """What no longer holds for one case (empty: it re-certifies): the stored point must certify at
+    ``rtol`` and re-evaluate to the stored objectives."""
+    record, X, Y, solution = load_case(folder)
+    certificate = certify(record["model"], X, Y, solution, rtol=rtol, **record["hyperparameters"])
+    problems = [f"{record['case']}: {failure}" for failure in certificate.failures]
+    for key, value in (("primal_objective", certificate.primal_objective),
+                       ("dual_objective", certificate.dual_objective)):
+        if relative_difference(value, record[key]) > rtol:
+            problems.append(f"{record['case']}: {key} re-evaluates to {value!r}, stored {record[key]!r}")
+    return problems
+
+
+def check_reference(directory, rtol: float = 1e-8) -> list[str]:
+    """:func:`check_case` on every case folder under ``directory``."""
+    folders = sorted(path.parent for path in Path(directory).glob("*/case.json"))
+    if not folders:
+        return [f"{directory}: no reference cases (no */case.json)"]
+    return [problem for folder in folders for problem in check_case(folder, rtol)]
