@@ -19,7 +19,6 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-from scipy.sparse import csr_matrix, issparse
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "save_model", "load_model", "atomic_write", "check_writable"]
 
@@ -81,6 +80,8 @@ def check_writable(path) -> Path:
 
 
 def _encode(value, arrays: dict, key: str):
+    from scipy.sparse import issparse   # here, not at the top: the CLI checks outputs with numpy only
+
     if issparse(value):
         value = value.tocsr()
         return {_CSR: [_encode(part, arrays, key) for part in (value.data, value.indices, value.indptr)],
@@ -115,6 +116,8 @@ def _decode(value, arrays):
                 raise ModelFileError(f"model file refers to an array {value[_ARRAY]!r} it does not hold")
             return arrays[value[_ARRAY]]
         if _CSR in value:
+            from scipy.sparse import csr_matrix
+
             data, indices, indptr = (_decode(part, arrays) for part in value[_CSR])
             return csr_matrix((data, indices, indptr), shape=tuple(value["shape"]))
         if _DATACLASS in value:
