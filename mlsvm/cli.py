@@ -255,6 +255,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the ``mlsvm`` command (``verify``, ``fit``, ``evaluate``, ``reproduce``, ``bench``).
+
+    Parameters
+    ----------
+    argv : list of str or None
+        The arguments after the program name (None: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 1 when a check fails, 2 on bad input.
+    """
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)

@@ -41,7 +41,15 @@ class ModelFileError(ValueError):
 
 
 def atomic_write(path, write) -> None:
-    """Call ``write(handle)`` on a temporary file beside ``path``, then rename it to ``path``."""
+    """Call ``write(handle)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination file.
+    write : callable
+        Called with a temporary path to write to; the file is moved into place only if it succeeds.
+    """
     path = Path(path)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
@@ -105,7 +113,15 @@ def _decode(value, arrays):
 
 
 def save_model(estimator, path) -> Path:
-    """Save a fitted mlsvm estimator to ``path`` (``.npz``), atomically."""
+    """Save a fitted mlsvm estimator to ``path`` (``.npz``), atomically.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted mlsvm estimator.
+    path : str or Path
+        Destination ``.npz`` file.
+    """
     from mlsvm import _ESTIMATORS
 
     name = type(estimator).__name__
@@ -127,7 +143,13 @@ def save_model(estimator, path) -> Path:
 
 
 def load_model(path):
-    """Load a model saved by :func:`save_model`; a clear :class:`ModelFileError` otherwise."""
+    """Load a model saved by :func:`save_model`; a clear :class:`ModelFileError` otherwise.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by :func:`save_model` (loaded without pickle).
+    """
     from mlsvm import _ESTIMATORS
 
     path = Path(path)

@@ -41,6 +41,8 @@ class MLODM(KernelMultilabelEstimator):
     max_iter : maximal number of BCD sweeps.
     random_state : seed of the sweep order.
     shrinking : skip blocks that are already optimal (§5.2).
+    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
+        Backend of ``solver="cvxpy"``.
 
     Attributes
     ----------

@@ -117,7 +117,13 @@ FIGURES = {"rank-svm": _rank_svm, "ovn": _ovn, "sparse-mm": _sparse_mm, "mlodm":
 
 
 def paper_figures(paper: str):
-    """The figures of one paper's report: ``[(stem, caption, Figure), …]`` (needs matplotlib)."""
+    """The figures of one paper's report: ``[(stem, caption, Figure), …]`` (needs matplotlib).
+
+    Parameters
+    ----------
+    paper : str
+        Paper key: ``rank-svm``, ``ovn``, ``sparse-mm``, ``mlodm`` or ``matrix-svm``.
+    """
     if paper not in FIGURES:
         raise ValueError(f"paper must be one of {sorted(FIGURES)}; got {paper!r}")
     return FIGURES[paper]()
@@ -125,7 +131,15 @@ def paper_figures(paper: str):
 
 def write_figures(paper: str, out_dir) -> str:
     """Save the paper's figures as ``reproduce-PAPER-STEM.png`` in ``out_dir`` and return the
-    markdown section linking them (relative paths). Without matplotlib: a note that they were skipped."""
+    markdown section linking them (relative paths). Without matplotlib: a note that they were skipped.
+
+    Parameters
+    ----------
+    paper : str
+        Paper key: ``rank-svm``, ``ovn``, ``sparse-mm``, ``mlodm`` or ``matrix-svm``.
+    out_dir : str or Path
+        Output directory.
+    """
     from mlsvm.plot import _matplotlib, save_figure
 
     try:

@@ -61,6 +61,13 @@ def _problems(quick: bool):
 
 
 def checks(quick: bool) -> list[Check]:
+    """The Rank-SVM rows of ``mlsvm verify``: every solver against the CVXPY ground truth.
+
+    Parameters
+    ----------
+    quick : bool
+        The small problem set and the linear kernel only (True), or the full set with RBF.
+    """
     found = []
     C = 1.0
     for reference, kernel in _problems(quick):
