@@ -15,12 +15,12 @@ import numpy as np
 from sklearn.svm import SVC
 
 from mlsvm.datasets import load_emotions, load_yeast
-from mlsvm.estimators.rank_binary import BinaryApproachSVM, fit_report
+from mlsvm.estimators.rank_binary import BinaryApproachSVM
 from mlsvm.formulations import rank_binary as formulation
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.rank_binary_alternating import solve_binary_approach
 from mlsvm.metrics import average_precision, hamming_loss, one_error, ranking_loss
-from mlsvm.report import relative_difference
+from mlsvm.report import build_report, relative_difference
 
 
 def standardize(train, *others):
@@ -42,9 +42,7 @@ def solver_ratio(n=200):
             else:   # not an estimator solver (experimental, see its module): call it directly
                 problem = formulation.BinaryApproachProblem(make_kernel("rbf", "scale", X=X)(X), data.Y[:n], 1.0)
                 r = solve_binary_approach(problem)
-                report = fit_report(problem, r.primal["coef"], r.primal["b"], r.dual["alpha"], r.dual["lam"],
-                                    solver="alternating", n_iter=r.n_iter, converged=r.converged,
-                                    solve_time=r.solve_time, stop_rule=r.stop_rule, stop_value=r.stop_value)
+                report = build_report(formulation.evaluate(problem, r.primal, r.dual), r, 1e-7, solver="alternating")
             rows[solver] = (time.perf_counter() - start, report, len(caught))
     for solver, (seconds, report, warned) in rows.items():
         print(f"  {solver:12s} {seconds:7.2f} s  objective {report.primal_objective:.8f}  "

@@ -65,7 +65,7 @@ def exact_vs_cvxpy(X, Y, label, run_cvxpy=True):
               f"{result.n_iter} iterations")
     if run_cvxpy:
         start = time.perf_counter()
-        cvx, _, _ = rs.dual_problem(problem)
+        cvx, _ = rs.cvxpy_dual(problem)
         reference = -solve(cvx, "CLARABEL")
         cvxpy_time = time.perf_counter() - start
         print(f"[{label}] CVXPY/Clarabel {cvxpy_time:.2f} s (incl. compile), optimum {reference:.10g}")
@@ -82,7 +82,7 @@ def frank_wolfe_trace(problem, label, max_iter):
         warnings.simplefilter("ignore")
         result = frank_wolfe(problem, tol=1e-6, max_iter=max_iter)
     elapsed = time.perf_counter() - start
-    gaps, duals = result.history["fw_gap"], result.history["dual_objective"]
+    gaps, duals = result.history["fw_gap"], result.history["dual"]
     marks = [i for i in (0, 1, 3, 10, 30, 100, 300, 1000, 3000) if i < len(gaps)] + [len(gaps) - 1]
     rows = ", ".join(f"it {i}: {gaps[i] / max(1, abs(duals[i] + gaps[i])):.1e}" for i in sorted(set(marks)))
     print(f"[{label}] Frank-Wolfe relative gap vs iterations ({elapsed:.1f} s): {rows}")

@@ -424,6 +424,13 @@ def _bench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``mlsvm`` argument parser: one subcommand per command, each with its handler.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Parsing only: names and paths are checked by the handlers, before any heavy import.
+    """
     models = ", ".join(_estimator_names())
     parser = argparse.ArgumentParser(
         prog="mlsvm", description="Reference multiclass and multilabel SVMs: verification, fitting, reproduction.")
@@ -498,6 +505,19 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv=None) -> int:
+    """Run the ``mlsvm`` command (``verify``, ``fit``, ``evaluate``, ``reproduce``, ``bench``).
+
+    Parameters
+    ----------
+    argv : list of str or None
+        The arguments after the program name (None: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 1 when a check fails (or an unexpected error), 2 on bad
+        input, 130 when interrupted (Ctrl-C).
+    """
     command = "mlsvm"
     shown = warnings.showwarning
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.sparse import csr_matrix, issparse
@@ -41,7 +42,17 @@ def check_X(X, name: str = "X", n_samples: int | None = None):
     Array-likes (lists, DataFrames, objects with ``__array__``) are converted with ``np.asarray``
     first; numpy functions are only called on the converted array. A scipy sparse matrix or array
     (any format) is returned as a float64 ``csr_matrix`` with sorted, summed indices, checked
-    without densifying it."""
+    without densifying it.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Input to validate (finite, numeric, 2-D).
+    name : str
+        Argument name used in error messages.
+    n_samples : int or None
+        Required number of rows, if any.
+    """
     if issparse(X):
         return _check_sparse_X(X, name, n_samples)
     try:
@@ -99,6 +110,13 @@ class LabelTarget:
     """Validated labels: the ``(n, q)`` {0,1} indicator and how to map predictions back.
 
     ``classes`` is set for a multiclass target (a 1-D class vector), ``None`` for multilabel.
+
+    Parameters
+    ----------
+    Y : array of shape (n, q)
+        The {0, 1} indicator.
+    classes : array or None
+        Class labels when the input was a 1-D class vector (multiclass), else None.
     """
 
     Y: np.ndarray
@@ -114,6 +132,15 @@ def check_Y(Y, n_samples: int | None = None, name: str = "Y") -> LabelTarget:
 
     A 1-D vector is one-hot encoded over its sorted distinct values (multiclass); a 2-D array must
     contain only 0 and 1 (multilabel, scikit-learn's convention).
+
+    Parameters
+    ----------
+    Y : array-like
+        An (n, q) {0, 1} indicator, or a 1-D vector of class labels (multiclass).
+    n_samples : int or None
+        Required number of rows, if any.
+    name : str
+        Argument name used in error messages.
     """
     if Y is None:
         raise ValueError(f"{name} is required: this estimator requires y to be passed, but the target y is None")
@@ -153,7 +180,15 @@ def check_Y(Y, n_samples: int | None = None, name: str = "Y") -> LabelTarget:
 def check_class_vector(y, name: str = "y"):
     """A target that must be one class label per sample (multiclass-only models): a column vector
     ``(n, 1)`` is raveled with a ``DataConversionWarning`` (scikit-learn's convention); any other
-    2-D target raises ``ValueError``. Returns the 1-D array (not yet validated by :func:`check_Y`)."""
+    2-D target raises ``ValueError``. Returns the 1-D array (not yet validated by :func:`check_Y`).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Class labels to validate.
+    name : str
+        Argument name used in error messages.
+    """
     if y is None:
         raise ValueError(f"{name} is required: this estimator requires y to be passed, but the target y is None")
     array = _label_array(y, name)
@@ -216,14 +251,42 @@ def _is_indicator(array: np.ndarray) -> bool:
 
 
 def check_X_Y(X, Y) -> tuple[np.ndarray, LabelTarget]:
-    """Validate a training pair; ``Y`` must have one row per row of ``X``."""
+    """Validate a training pair; ``Y`` must have one row per row of ``X``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Features.
+    Y : array-like
+        Indicator or class labels with the same n.
+    """
     X = check_X(X, "X")
     return X, check_Y(Y, n_samples=X.shape[0], name="Y")
 
 
 def check_scalar(value, name: str, *, low=None, high=None, low_open=False, high_open=False,
                  integer=False, explain: str = "") -> float:
-    """Check a hyperparameter lies in its domain; the error names it and the interval."""
+    """Check a hyperparameter lies in its domain; the error names it and the interval.
+
+    Parameters
+    ----------
+    value : object
+        The number to check.
+    name : str
+        Argument name used in the error message.
+    low : float or None
+        Lower bound.
+    high : float or None
+        Upper bound.
+    low_open : bool
+        Exclude the lower bound.
+    high_open : bool
+        Exclude the upper bound.
+    integer : bool
+        Require an integer.
+    explain : str
+        Extra sentence appended to the error message.
+    """
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
         raise ValueError(f"{name} must be {'an integer' if integer else 'a real number'}; got {value!r}")
@@ -242,7 +305,13 @@ def check_scalar(value, name: str, *, low=None, high=None, low_open=False, high_
 
 
 def to_signed(Y: np.ndarray) -> np.ndarray:
-    """Map a {0,1} indicator to ±1 (``Ys = 2Y − 1``) as float64."""
+    """Map a {0,1} indicator to ±1 (``Ys = 2Y − 1``) as float64.
+
+    Parameters
+    ----------
+    Y : array of shape (n, q)
+        Indicator in {0, 1}.
+    """
     return 2.0 * np.asarray(Y, dtype=np.float64) - 1.0
 
 
@@ -256,6 +325,25 @@ class RankingPairs:
     The coefficient ``c^k_{ikl}`` is +1 on the relevant label and −1 on the irrelevant one, so for
     a pair vector ``a`` of length T, ``scatter(a)[i, k] = Σ_{(k,l)} a − Σ_{(l,k)} a``
     (``β_ki`` of Rank-SVM's Problem 10) and ``gather(F)[t] = F[i,k] − F[i,l]``.
+
+    Parameters
+    ----------
+    instance : array of int, shape (T,)
+        Instance i of each pair.
+    relevant : array of int, shape (T,)
+        Relevant label k of each pair.
+    irrelevant : array of int, shape (T,)
+        Irrelevant label l of each pair.
+    weight : array of shape (T,)
+        Pair weight ``1 / (|Y_i||Ȳ_i|)``.
+    offsets : array of int, shape (n + 1,)
+        Pairs of instance i are ``offsets[i]:offsets[i + 1]``.
+    n_samples : int
+        Number of instances n.
+    n_labels : int
+        Number of labels Q.
+    without_pairs : array of int
+        Instances with all or no labels (they give no pair).
     """
 
     instance: np.ndarray
@@ -281,9 +369,17 @@ class RankingPairs:
         """``|Y_i||Ȳ_i|`` per instance (0 for instances without pairs)."""
         return np.diff(self.offsets)
 
+    @cached_property
+    def flat_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row-major positions ``i·q + k`` and ``i·q + l`` of each pair's two entries (1-D
+        indexing and ``bincount`` are several times faster than 2-D indexing and ``add.at``)."""
+        return self.instance * self.n_labels + self.relevant, self.instance * self.n_labels + self.irrelevant
+
     def gather(self, F: np.ndarray) -> np.ndarray:
         """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F``."""
-        return F[self.instance, self.relevant] - F[self.instance, self.irrelevant]
+        flat = np.ravel(F)
+        positive, negative = self.flat_index
+        return flat[positive] - flat[negative]
 
     def gather_matrix(self, order: str = "C"):
         """:meth:`gather` as a sparse ``T × nq`` matrix acting on ``vec(F)``: row t has +1 at
@@ -304,9 +400,10 @@ class RankingPairs:
 
     def scatter(self, values: np.ndarray) -> np.ndarray:
         """Adjoint of :meth:`gather`: the ``(n, q)`` matrix ``Σ_t values_t c^k_t`` per instance."""
-        out = np.zeros(self.n_samples * self.n_labels)
-        np.add.at(out, self.instance * self.n_labels + self.relevant, values)
-        np.subtract.at(out, self.instance * self.n_labels + self.irrelevant, values)
+        size = self.n_samples * self.n_labels
+        positive, negative = self.flat_index
+        values = np.asarray(values, dtype=np.float64)
+        out = np.bincount(positive, values, minlength=size) - np.bincount(negative, values, minlength=size)
         return out.reshape(self.n_samples, self.n_labels)
 
 
@@ -315,6 +412,13 @@ def ranking_pairs(Y, *, require_pairs: bool = True) -> RankingPairs:
 
     Raises ``ValueError`` when ``require_pairs`` and no instance gives a pair (every instance has
     all labels or none): a ranking model has nothing to learn then.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n, Q)
+        Label indicator.
+    require_pairs : bool
+        Raise ``ValueError`` when Y gives no pair at all.
     """
     Y = check_Y(Y, name="Y").Y.astype(bool)
     n, q = Y.shape

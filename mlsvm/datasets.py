@@ -43,7 +43,21 @@ BIBTEX_TRAIN_SIZE = 4880
 @dataclass(frozen=True)
 class MultilabelData:
     """Features ``X`` (n, d) — a dense array, or a CSR matrix for sparse data —, labels ``Y``
-    (n, q) in {0,1} (dense int8), and their names."""
+    (n, q) in {0,1} (dense int8), and their names.
+
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n, d)
+        Features.
+    Y : array of shape (n, q)
+        Label indicator.
+    feature_names : list of str
+        Attribute names of the features.
+    label_names : list of str
+        Attribute names of the labels.
+    name : str
+        Data set name.
+    """
 
     X: np.ndarray | csr_matrix
     Y: np.ndarray
@@ -66,7 +80,17 @@ def load_arff(path, n_labels: int, *, sparse: bool | None = None) -> MultilabelD
     (``{index value, ...}``) and a dense array otherwise; ``True`` / ``False`` force CSR / dense.
     Rows are collected as (index, value) lists, so a sparse file is never expanded densely unless
     ``sparse=False`` asks for it. Sparse rows may list indices in any order, hold explicit zeros or
-    be empty (``{}``); a repeated or out-of-range index is an error naming the file and line."""
+    be empty (``{}``); a repeated or out-of-range index is an error naming the file and line.
+
+    Parameters
+    ----------
+    path : str or Path
+        ARFF file (MULAN: the labels are the last attributes).
+    n_labels : int
+        Number of label attributes q.
+    sparse : bool or None
+        Return X as CSR (True), dense (False) or as the file is written (None).
+    """
     path = Path(path)
     check_scalar(n_labels, "n_labels", low=1, integer=True)
     if sparse not in (None, True, False):
@@ -302,7 +326,13 @@ def load_emotions() -> MultilabelData:
 
 def load_yeast(subset: str = "train") -> MultilabelData:
     """MULAN yeast, the standard split: ``"train"`` 1500 × 103 or ``"test"`` 917 × 103; 14 labels.
-    Bundled with the package (equal to ``load_arff("yeast-train.arff", 14)`` / ``-test``)."""
+    Bundled with the package (equal to ``load_arff("yeast-train.arff", 14)`` / ``-test``).
+
+    Parameters
+    ----------
+    subset : {"train", "test"}
+        Which MULAN split.
+    """
     if subset not in ("train", "test"):
         raise ValueError(f"subset must be 'train' or 'test'; got {subset!r}")
     return _load_bundled(f"yeast-{subset}")
@@ -315,7 +345,17 @@ def load_bibtex(split: str = "train", path=None, *, sparse: bool = True) -> Mult
     (:data:`BIBTEX_TRAIN_SIZE`), ``"test"`` the other 2515 (the sizes of MULAN's split; the
     project takes it by row order), ``"all"`` every row. ``path``: the ARFF file (default:
     ``bibtex.arff`` in ``$MLSVM_DATASETS`` or ``../shared/datasets``). ``sparse=False`` returns a
-    dense ``X`` (118 MB for the whole set)."""
+    dense ``X`` (118 MB for the whole set).
+
+    Parameters
+    ----------
+    split : {"train", "test"}
+        Which part (the first 4880 rows are train).
+    path : str, Path or None
+        The ARFF file (default: found like the other datasets).
+    sparse : bool
+        Return X as CSR.
+    """
     if split not in ("train", "test", "all"):
         raise ValueError(f"split must be 'train', 'test' or 'all'; got {split!r}")
     data = load_arff(_dataset_path("bibtex.arff") if path is None else path, n_labels=159, sparse=sparse)
@@ -328,6 +368,19 @@ def make_multilabel(n_samples=60, n_features=5, n_labels=4, *, noise=0.1, random
 
     Label cardinality is about ``n_labels / 3``; ``noise`` flips that fraction of entries, so the
     problem is not separable and every solver meets active and inactive constraints.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples.
+    n_features : int
+        Number of features.
+    n_labels : int
+        Number of labels.
+    noise : float
+        Probability of flipping each label.
+    random_state : int
+        Seed.
     """
     check_scalar(n_samples, "n_samples", low=2, integer=True)
     check_scalar(n_features, "n_features", low=1, integer=True)
@@ -344,7 +397,19 @@ def make_multilabel(n_samples=60, n_features=5, n_labels=4, *, noise=0.1, random
 
 
 def make_multiclass(n_samples=60, n_features=4, n_classes=3, *, random_state=0):
-    """A seeded multiclass problem: Gaussian blobs, overlapping a little. Returns ``(X, y)``."""
+    """A seeded multiclass problem: Gaussian blobs, overlapping a little. Returns ``(X, y)``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of samples.
+    n_features : int
+        Number of features.
+    n_classes : int
+        Number of classes.
+    random_state : int
+        Seed.
+    """
     check_scalar(n_classes, "n_classes", low=2, integer=True)
     rng = np.random.default_rng(random_state)
     centers = 2.0 * rng.standard_normal((n_classes, n_features))
@@ -357,7 +422,15 @@ def load_file(path, n_labels: int | None = None) -> MultilabelData:
     """Load training or test data by extension: ``.arff`` (MULAN, dense or sparse rows; needs
     ``n_labels``), ``.npz`` (arrays ``X`` and ``Y``, or one sparse matrix ``[X | Y]`` written by
     ``scipy.sparse.save_npz``, whose last ``n_labels`` columns are the labels) or ``.csv`` (numeric, comma-separated, an optional header line; the
-    last ``n_labels`` columns are the labels)."""
+    last ``n_labels`` columns are the labels).
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.arff``, ``.npz`` (arrays X, Y) or ``.csv`` file.
+    n_labels : int or None
+        Number of label columns/attributes (needed for ARFF and CSV).
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":

@@ -41,7 +41,23 @@ __all__ = ["FeatureSelectionResult", "scaled_ranking_problem", "multiplicative_f
 class FeatureSelectionResult:
     """``selected``: indices of the features with a non-zero scaling for some label; ``scaling``
     ``(Q, d)`` the final ``z``; ``history`` the ``z`` after every iteration (``history[0]`` = ones);
-    ``objectives`` the inner optimum per iteration."""
+    ``objectives`` the inner optimum per iteration.
+
+    Parameters
+    ----------
+    selected : array of int
+        Indices of the selected features.
+    scaling : array of shape (d, q)
+        Final per-label feature scalings z.
+    history : list of ndarray
+        The scalings of every iteration.
+    objectives : list of float
+        Objective of Problem 9 at every iteration.
+    n_iter : int
+        Iterations performed.
+    converged : bool
+        Whether the scalings stopped changing within tol.
+    """
 
     selected: np.ndarray
     scaling: np.ndarray
@@ -52,7 +68,19 @@ class FeatureSelectionResult:
 
 
 def scaled_ranking_problem(X: np.ndarray, pairs, scaling: np.ndarray, C: float):
-    """CVXPY soft-margin Problem 9 for a fixed scaling ``z`` (Q, d). Returns ``(problem, W)``."""
+    """CVXPY soft-margin Problem 9 for a fixed scaling ``z`` (Q, d). Returns ``(problem, W)``.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Features.
+    pairs : RankingPairs
+        Ranking pairs of the labels.
+    scaling : array of shape (d, q)
+        Current per-label feature scalings z.
+    C : float
+        Soft-margin constant of Problem 9.
+    """
     n, d = X.shape
     q = scaling.shape[0]
     W = cp.Variable((q, d))
@@ -68,7 +96,25 @@ def multiplicative_feature_selection(X, Y, *, C: float = 1.0, max_iter: int = 30
                                      zero_tol: float = 1e-6, cvxpy_solver: str = "CLARABEL"
                                      ) -> FeatureSelectionResult:
     """Run the multiplicative update loop of E&W §7 (module docstring) on ``X`` (n, d) and the
-    {0,1} indicator ``Y`` (n, Q). Warns (ConvergenceWarning) when ``max_iter`` ends it."""
+    {0,1} indicator ``Y`` (n, Q). Warns (ConvergenceWarning) when ``max_iter`` ends it.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Features.
+    Y : array of shape (n, q)
+        Label indicator.
+    C : float
+        Soft-margin constant of Problem 9.
+    max_iter : int
+        Number of multiplicative updates allowed.
+    tol : float
+        Stop when ``max|z⁺ − z| ≤ tol · max(1, max|z|)``.
+    zero_tol : float
+        Scalings ``≤ zero_tol · max|z|`` are set to 0.
+    cvxpy_solver : str
+        CVXPY backend of each step.
+    """
     X, target = check_X_Y(X, Y)
     check_scalar(C, "C", low=0.0, low_open=True)
     check_scalar(max_iter, "max_iter", low=1, integer=True)

@@ -35,7 +35,19 @@ PSD_TOLERANCE = 1e-8
 
 @dataclass(frozen=True)
 class Kernel:
-    """A kernel with every parameter resolved (``gamma`` is a number here)."""
+    """A kernel with every parameter resolved (``gamma`` is a number here).
+
+    Parameters
+    ----------
+    name : {"linear", "rbf", "poly"}
+        Kernel name.
+    gamma : float
+        Resolved width.
+    degree : int
+        Poly degree.
+    coef0 : float
+        Poly constant.
+    """
 
     name: str
     gamma: float = 1.0
@@ -99,7 +111,21 @@ def _squared_norms(A) -> np.ndarray:
 
 
 def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> Kernel:
-    """Validate kernel parameters and resolve ``gamma`` on the training data ``X``."""
+    """Validate kernel parameters and resolve ``gamma`` on the training data ``X``.
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
+        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
+    gamma : float or "scale"
+        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
+    degree : int
+        Degree of the poly kernel.
+    coef0 : float
+        Constant of the poly kernel.
+    X : array of shape (n, d) or None
+        Training features, needed to resolve ``gamma="scale"``.
+    """
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
     check_scalar(degree, "degree", low=1, integer=True)
@@ -140,6 +166,15 @@ def check_gram(gram, name: str = "K", *, square: bool = True) -> np.ndarray:
 
     The PSD test accepts a smallest eigenvalue down to ``−PSD_TOLERANCE · max(1, λ_max)``; beyond
     that the problem would not be convex and the error says so.
+
+    Parameters
+    ----------
+    gram : array-like
+        Gram matrix to validate (finite; square unless ``square=False``).
+    name : str
+        Argument name used in error messages.
+    square : bool
+        Require a square matrix.
     """
     # a precomputed Gram matrix given sparse is densified: it is n × n and read densely anyway
     gram = gram.toarray().astype(np.float64, copy=False) if issparse(gram) else np.asarray(gram, dtype=np.float64)
@@ -169,6 +204,13 @@ def gram_factor(gram: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
 
     CVXPY ground truths use it to write ``½ aᵀKa`` as ``½‖Lᵀa‖²`` (DCP, and never a matrix larger
     than ``n × n``). Eigenvalues that round-off made slightly negative are dropped.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Positive semidefinite Gram matrix.
+    rtol : float
+        Eigenvalues below ``rtol · λ_max`` are dropped.
     """
     eigenvalues, vectors = np.linalg.eigh(0.5 * (gram + gram.T))
     keep = eigenvalues > rtol * max(eigenvalues[-1], 0.0)

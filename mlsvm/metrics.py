@@ -58,13 +58,29 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def hamming_loss(Y_true, Y_pred) -> float:
-    """``1/(nq) Σ_i |P_i Δ Y_i|`` (Elisseeff & Weston §2 HL; Shajari & Rangarajan §4; mLODM §7.1)."""
+    """``1/(nq) Σ_i |P_i Δ Y_i|`` (Elisseeff & Weston §2 HL; Shajari & Rangarajan §4; mLODM §7.1).
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    """
     Y, P = _pair(Y_true, Y_pred, "Y_pred", binary=True)
     return float(np.mean(Y != P))
 
 
 def subset_accuracy(Y_true, Y_pred) -> float:
-    """Exact match ratio ``1/n Σ_i I(P_i = Y_i)`` (Shajari & Rangarajan §4)."""
+    """Exact match ratio ``1/n Σ_i I(P_i = Y_i)`` (Shajari & Rangarajan §4).
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    """
     Y, P = _pair(Y_true, Y_pred, "Y_pred", binary=True)
     return float(np.mean(np.all(Y == P, axis=1)))
 
@@ -79,6 +95,13 @@ def ranking_loss(Y_true, scores) -> float:
 
     Averaged over the instances that have pairs (mLODM §7.1 prints ``≥``; the pair is misordered
     when the relevant label does not score strictly higher, as in Elisseeff & Weston).
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    scores : array of shape (n, q)
+        Real-valued scores ``f_k(x_i)`` (larger means more relevant).
     """
     Y, F = _pair(Y_true, scores, "scores", binary=False)
     rows = _ranked_instances(Y)
@@ -92,7 +115,15 @@ def ranking_loss(Y_true, scores) -> float:
 
 
 def one_error(Y_true, scores) -> float:
-    """``1/m Σ_i I[argmax_k F_ik ∉ Y_i]`` (Elisseeff & Weston §2, 1-err); pessimistic on ties."""
+    """``1/m Σ_i I[argmax_k F_ik ∉ Y_i]`` (Elisseeff & Weston §2, 1-err); pessimistic on ties.
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    scores : array of shape (n, q)
+        Real-valued scores ``f_k(x_i)`` (larger means more relevant).
+    """
     Y, F = _pair(Y_true, scores, "scores", binary=False)
     rows = _ranked_instances(Y)
     if not np.any(rows):
@@ -112,6 +143,13 @@ def coverage(Y_true, scores) -> float:
 
     How far down the ranking one goes to cover every relevant label; scikit-learn's
     ``coverage_error`` is this plus one on instances with a relevant label.
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    scores : array of shape (n, q)
+        Real-valued scores ``f_k(x_i)`` (larger means more relevant).
     """
     Y, F = _pair(Y_true, scores, "scores", binary=False)
     rank = _pessimistic_rank(F)
@@ -121,7 +159,15 @@ def coverage(Y_true, scores) -> float:
 
 def average_precision(Y_true, scores) -> float:
     """``1/m Σ_i 1/|Y_i| Σ_{k∈Y_i} |{l∈Y_i : rank(l) ≤ rank(k)}| / rank(k)`` (mLODM §7.1 averprec;
-    Elisseeff & Weston's precision). ``rank(l) ≤ rank(k)`` is read as ``F_il ≥ F_ik``."""
+    Elisseeff & Weston's precision). ``rank(l) ≤ rank(k)`` is read as ``F_il ≥ F_ik``.
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    scores : array of shape (n, q)
+        Real-valued scores ``f_k(x_i)`` (larger means more relevant).
+    """
     Y, F = _pair(Y_true, scores, "scores", binary=False)
     rows = _ranked_instances(Y)
     if not np.any(rows):
@@ -141,43 +187,101 @@ def _set_counts(Y_true, Y_pred, axis):
 
 
 def example_accuracy(Y_true, Y_pred) -> float:
-    """``1/n Σ_i |P_i ∩ Y_i| / |P_i ∪ Y_i|`` (Shajari & Rangarajan §4, accuracy score)."""
+    """``1/n Σ_i |P_i ∩ Y_i| / |P_i ∪ Y_i|`` (Shajari & Rangarajan §4, accuracy score).
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    """
     tp, _, _, union = _set_counts(Y_true, Y_pred, axis=1)
     return float(np.mean(_ratio(tp, union)))
 
 
 def example_precision(Y_true, Y_pred) -> float:
-    """``1/n Σ_i |P_i ∩ Y_i| / |P_i|`` (Godbole & Sarawagi; Shajari & Rangarajan §4)."""
+    """``1/n Σ_i |P_i ∩ Y_i| / |P_i|`` (Godbole & Sarawagi; Shajari & Rangarajan §4).
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    """
     tp, predicted, _, _ = _set_counts(Y_true, Y_pred, axis=1)
     return float(np.mean(_ratio(tp, predicted)))
 
 
 def example_recall(Y_true, Y_pred) -> float:
-    """``1/n Σ_i |P_i ∩ Y_i| / |Y_i|``."""
+    """``1/n Σ_i |P_i ∩ Y_i| / |Y_i|``.
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    """
     tp, _, actual, _ = _set_counts(Y_true, Y_pred, axis=1)
     return float(np.mean(_ratio(tp, actual)))
 
 
 def example_f1(Y_true, Y_pred) -> float:
-    """``1/n Σ_i 2|P_i ∩ Y_i| / (|P_i| + |Y_i|)``."""
+    """``1/n Σ_i 2|P_i ∩ Y_i| / (|P_i| + |Y_i|)``.
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    """
     tp, predicted, actual, _ = _set_counts(Y_true, Y_pred, axis=1)
     return float(np.mean(_ratio(2 * tp, predicted + actual)))
 
 
 def micro_f1(Y_true, Y_pred) -> float:
-    """``2 Σ tp / (2 Σ tp + Σ fp + Σ fn)`` over all instance-label pairs (Jain & Rastogi Table 4)."""
+    """``2 Σ tp / (2 Σ tp + Σ fp + Σ fn)`` over all instance-label pairs (Jain & Rastogi Table 4).
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    """
     tp, predicted, actual, _ = _set_counts(Y_true, Y_pred, axis=None)
     return float(_ratio(2 * tp, predicted + actual))
 
 
 def macro_f1(Y_true, Y_pred) -> float:
-    """Mean over labels of ``2 tp_k / (2 tp_k + fp_k + fn_k)`` (Jain & Rastogi Table 4)."""
+    """Mean over labels of ``2 tp_k / (2 tp_k + fp_k + fn_k)`` (Jain & Rastogi Table 4).
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    """
     tp, predicted, actual, _ = _set_counts(Y_true, Y_pred, axis=0)
     return float(np.mean(_ratio(2 * tp, predicted + actual)))
 
 
 def all_metrics(Y_true, Y_pred, scores=None) -> dict[str, float]:
-    """Every set metric of ``Y_pred`` and, when ``scores`` is given, every ranking metric."""
+    """Every set metric of ``Y_pred`` and, when ``scores`` is given, every ranking metric.
+
+    Parameters
+    ----------
+    Y_true : array of shape (n, q)
+        True label indicator in {0, 1}.
+    Y_pred : array of shape (n, q)
+        Predicted label indicator in {0, 1}.
+    scores : array of shape (n, q)
+        Real-valued scores ``f_k(x_i)`` (larger means more relevant).
+    """
     values = {
         "hamming_loss": hamming_loss(Y_true, Y_pred),
         "subset_accuracy": subset_accuracy(Y_true, Y_pred),

@@ -64,6 +64,11 @@ def metric_scorer(name: str):
 
     Loss metrics are negated (scikit-learn maximises scores); ranking metrics are computed on
     ``decision_function``, set metrics on ``predict``.
+
+    Parameters
+    ----------
+    name : str
+        An mlsvm metric name (:mod:`mlsvm.metrics`).
     """
     names = [n for n in metrics.__all__ if n not in ("all_metrics", "LOWER_IS_BETTER")]
     if name not in names:
@@ -80,7 +85,18 @@ def metric_scorer(name: str):
 def make_cv(Y, cv=5, random_state=0):
     """The CV splitter :func:`grid_search` uses: an int ``cv`` becomes a shuffled, seeded
     ``StratifiedKFold`` for a 1-D class vector or ``KFold`` for an (n, q) indicator; a splitter
-    object or an iterable of (train, test) index pairs is returned unchanged."""
+    object or an iterable of (train, test) index pairs is returned unchanged.
+
+    Parameters
+    ----------
+    Y : array-like
+        Targets: a 1-D class vector gives a shuffled ``StratifiedKFold``, an (n, q) indicator a shuffled
+        ``KFold``.
+    cv : int or splitter
+        Number of folds, or a scikit-learn splitter (returned as is).
+    random_state : int
+        Shuffling seed.
+    """
     if cv is None or isinstance(cv, (bool, np.bool_, float, str)):
         raise ValueError(f"cv must be an int ≥ 2, a scikit-learn splitter or a list of (train, test) pairs; got {cv!r}")
     if not isinstance(cv, (int, np.integer)):
@@ -141,8 +157,21 @@ def grid_search(estimator, param_grid, X, Y, *, cv=5, scoring=None, n_jobs=None,
     progress : None, or a stream (e.g. ``sys.stderr``) for a :class:`mlsvm.progress.Progress` line
         counting finished candidates. Only on a terminal: then the candidates are evaluated in about
         20 chunks (each chunk's folds × candidates still run in parallel); otherwise nothing changes.
+    X : array of shape (n, d)
+        Features.
+    Y : array-like
+        Targets (indicator or class vector).
+    refit : bool
+        Refit the best candidate on all data (``GridSearchCV``'s refit).
+    random_state : int
+        Seed of the shuffled folds when ``cv`` is an int.
+    return_train_score : bool
+        As for ``GridSearchCV``.
 
-    Returns the fitted ``GridSearchCV`` (``best_params_``, ``cv_results_``, ``best_estimator_``).
+    Returns
+    -------
+    GridSearchCV
+        The fitted search (``best_params_``, ``cv_results_``, ``best_estimator_``).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")
@@ -183,6 +212,23 @@ class PaperGrid:
     ``searched``: name → the values the paper's search covers; ``fixed``: name → the value it fixes;
     ``protocol``: how it selects and evaluates; ``not_stated``: names it leaves out (the caller must
     choose and say so); ``source``: where in the paper.
+
+    Parameters
+    ----------
+    model : str
+        Model key.
+    estimator : str
+        Estimator class name.
+    searched : dict
+        Hyperparameter name → values searched in the paper.
+    fixed : dict
+        Hyperparameters the paper fixes.
+    protocol : str
+        The paper's model-selection protocol.
+    not_stated : tuple of str
+        What the paper leaves out.
+    source : str
+        Where in the paper the grid is stated.
     """
 
     model: str
@@ -252,7 +298,13 @@ PAPER_GRIDS = {
 
 
 def paper_grid(model: str) -> dict:
-    """``PAPER_GRIDS[model].param_grid()``, for ``GridSearchCV`` / :func:`grid_search`."""
+    """``PAPER_GRIDS[model].param_grid()``, for ``GridSearchCV`` / :func:`grid_search`.
+
+    Parameters
+    ----------
+    model : str
+        Model key, e.g. ``"mlodm"``.
+    """
     if model not in PAPER_GRIDS:
         raise ValueError(f"model must be one of {sorted(PAPER_GRIDS)}; got {model!r}")
     return PAPER_GRIDS[model].param_grid()

@@ -40,7 +40,15 @@ class ModelFileError(ValueError):
 
 
 def atomic_write(path, write) -> None:
-    """Call ``write(handle)`` on a temporary file beside ``path``, then rename it to ``path``."""
+    """Call ``write(handle)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination file.
+    write : callable
+        Called with a temporary path to write to; the file is moved into place only if it succeeds.
+    """
     path = Path(path)
     check_writable(path)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
@@ -58,8 +66,20 @@ def atomic_write(path, write) -> None:
 
 def check_writable(path) -> Path:
     """Check that a file can be written at ``path`` (before any work is spent on its content): not
-    empty, not a directory, its directory exists and a file can be created in it (tried). The errors name ``path``
-    (:func:`atomic_write` writes a temporary file beside it, whose name would mean nothing)."""
+    empty, not a directory, its directory exists and a file can be created in it (tried). The
+    errors name ``path`` (:func:`atomic_write` writes a temporary file beside it, whose name would
+    mean nothing).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to be written.
+
+    Returns
+    -------
+    Path
+        ``path``, as a :class:`~pathlib.Path`.
+    """
     if str(path) == "":
         raise ValueError("the output file name is empty")
     path = Path(path)
@@ -141,7 +161,15 @@ def _decode(value, arrays):
 
 
 def save_model(estimator, path) -> Path:
-    """Save a fitted mlsvm estimator to ``path`` (``.npz``), atomically."""
+    """Save a fitted mlsvm estimator to ``path`` (``.npz``), atomically.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted mlsvm estimator.
+    path : str or Path
+        Destination ``.npz`` file.
+    """
     from mlsvm import _ESTIMATORS
 
     name = type(estimator).__name__
@@ -168,6 +196,11 @@ def load_model(path):
     The loaded model is checked like a fresh estimator: its hyperparameters pass the checks ``fit``
     runs on them, the kernel they give is the saved one, and it predicts on a probe point, so a
     corrupt or hand-edited file fails here, with a message, and not at the first ``predict``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by :func:`save_model` (loaded without pickle).
     """
     from mlsvm import _ESTIMATORS
 

@@ -92,6 +92,13 @@ def plot_convergence(reports_or_histories, ax=None):
     (exact zero, round-off) cannot be drawn there and are left out of the line.
     ``ax``: None (a new figure with two panels), a pair of Axes (objective, gap), or one Axes
     (objective on it, gap on a log-scale twin axis). Returns the Figure.
+
+    Parameters
+    ----------
+    reports_or_histories : FitReport, dict or list
+        What to draw (see above).
+    ax : matplotlib Axes or None
+        Where to draw; None creates a new figure.
     """
     runs = _named_histories(reports_or_histories)
     twin = False
@@ -148,6 +155,15 @@ def plot_margin_histogram(margins_by_model: dict, ax=None, bins: int = 30):
     ``margins_by_model``: name → array of margins (e.g. ``pairs.gather(F)``: ``f_k(x_i) − f_l(x_i)``
     for each relevant k, irrelevant l — computed by the caller). Each legend entry quotes the mean
     and variance, the two quantities mLODM optimises. Returns the Figure.
+
+    Parameters
+    ----------
+    margins_by_model : dict
+        Model name → array of pair margins.
+    ax : matplotlib Axes or None
+        Where to draw; None creates a new figure.
+    bins : int
+        Number of histogram bins.
     """
     if not isinstance(margins_by_model, dict) or not margins_by_model:
         raise ValueError("margins_by_model must be a non-empty dict name → array of margins")
@@ -248,6 +264,19 @@ def plot_decision_regions(estimator, X, Y_or_y, ax=None, resolution: int = 200):
     ``f = ±1``). Without ``decision_function`` the regions come from ``predict`` and no lines are
     drawn. Points: ``Y_or_y`` as classes (1-D) or as label sets (an (n, q) {0,1} indicator).
     ``X`` must have two features; ``resolution`` grid points per axis. Returns the Figure.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted estimator on two features.
+    X : array of shape (n, 2)
+        Points to draw.
+    Y_or_y : array-like
+        Classes (1-D) or label sets ((n, q) indicator) of the points.
+    ax : matplotlib Axes or None
+        Where to draw; None creates a new figure.
+    resolution : int
+        Grid points per axis.
     """
     matplotlib, _, _ = _matplotlib()  # before any work: a missing extra is said at once
     X = np.asarray(X, dtype=float)
@@ -290,7 +319,17 @@ def plot_decision_regions(estimator, X, Y_or_y, ax=None, resolution: int = 200):
 
 def save_figure(figure, path, *, dpi: int = 120) -> Path:
     """Write ``figure`` to ``path`` atomically (a temporary file beside it, then a rename); the
-    format comes from the suffix (``.png``, ``.pdf``, ``.svg`` …). Returns the path."""
+    format comes from the suffix (``.png``, ``.pdf``, ``.svg`` …). Returns the path.
+
+    Parameters
+    ----------
+    figure : matplotlib Figure
+        The figure.
+    path : str or Path
+        Output file (format from the suffix).
+    dpi : int
+        Resolution.
+    """
     path = Path(path)
     file_format = path.suffix.lstrip(".").lower()
     supported = figure.canvas.get_supported_filetypes()

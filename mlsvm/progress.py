@@ -20,7 +20,13 @@ __all__ = ["Progress", "progress", "is_terminal"]
 
 
 def is_terminal(stream) -> bool:
-    """True only for an open stream whose ``isatty()`` says so; never raises."""
+    """True only for an open stream whose ``isatty()`` says so; never raises.
+
+    Parameters
+    ----------
+    stream : file-like or None
+        The stream to test.
+    """
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
@@ -39,6 +45,21 @@ class Progress:
 
     ``total=None`` (unknown length) shows the count and the elapsed time only. ``stream`` defaults
     to ``sys.stderr``; nothing is written unless it is a terminal. ``clock`` is injectable for tests.
+
+    Parameters
+    ----------
+    total : int or None
+        Number of steps expected (None if unknown).
+    label : str
+        Text shown before the progress bar.
+    stream : file-like or None
+        Output stream (e.g. ``sys.stderr``); None writes nothing.
+    width : int
+        Width of the bar in characters.
+    min_interval : float
+        Minimal seconds between two redraws.
+    clock : callable
+        Time source (for tests).
     """
 
     def __init__(self, total: int | None = None, label: str = "", *, stream=None, width: int = 24,
@@ -110,7 +131,21 @@ class Progress:
 
 def progress(iterable, total: int | None = None, label: str = "", *, stream=None, **options):
     """Yield from ``iterable``, counting each item on a :class:`Progress` (``total`` defaults to
-    ``len(iterable)`` when it has one)."""
+    ``len(iterable)`` when it has one).
+
+    Parameters
+    ----------
+    iterable : iterable
+        The items to iterate over.
+    total : int or None
+        Number of steps expected (None if unknown).
+    label : str
+        Text shown before the progress bar.
+    stream : file-like or None
+        Output stream (e.g. ``sys.stderr``); None writes nothing.
+    **options
+        Passed to :class:`Progress`.
+    """
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)
     bar = Progress(total, label, stream=stream, **options)  # validates now, not at the first item

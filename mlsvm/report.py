@@ -31,6 +31,31 @@ class FitReport:
     ``kkt`` maps residual names (``primal``, ``dual``, ``complementarity``, ``stationarity`` …)
     to scaled ∞-norms. ``stop_rule``/``stop_value`` say what stopped the solver; ``tol`` is the
     tolerance the certificate was graded against.
+
+    Parameters
+    ----------
+    primal_objective : float
+        Canonical primal objective (SPEC §2), evaluated in numpy.
+    dual_objective : float
+        Canonical dual objective.
+    kkt : dict
+        Scaled KKT residuals by name.
+    n_iter : int
+        Iterations performed.
+    converged : bool
+        Whether the stop rule was met (never set by a solver that merely ran out of budget).
+    solve_time : float
+        Wall-clock time of the solve in seconds.
+    solver : str
+        Name of the solver.
+    stop_rule : str
+        Which quantity stopped the solver, and whether it is relative or absolute.
+    stop_value : float
+        The value of that quantity at the end.
+    history : dict
+        Per-iteration records of the solver (same keys for every iteration).
+    tol : float
+        The tolerance asked of the solver.
     """
 
     primal_objective: float
@@ -70,6 +95,13 @@ def certificate_failures(evaluation: Evaluation, tol: float) -> list[str]:
     The relative gap must lie in ``[−tol, tol]`` (a dual above the primal beyond round-off is a
     wrong point, not a good one) and every scaled KKT residual must be ``≤ tol``; a missing dual
     or a non-finite value never certifies.
+
+    Parameters
+    ----------
+    evaluation : Evaluation
+        The formulation's grading of a point.
+    tol : float
+        The tolerance asked.
     """
     failures = []
     gap = evaluation.relative_gap
@@ -91,6 +123,17 @@ def build_report(evaluation: Evaluation, result: SolverResult, tol: float, solve
     ``solver`` is the name that ran (``"fast"`` resolved). Warns when the solver claimed
     convergence but the recomputed certificate does not meet ``tol``; a solver that did not
     converge has already warned why (stall, divergence, budget).
+
+    Parameters
+    ----------
+    evaluation : Evaluation
+        The formulation's grading of the solver's point.
+    result : SolverResult
+        What the solver returned.
+    tol : float
+        The tolerance asked.
+    solver : str
+        Name of the solver that ran.
     """
     failures = certificate_failures(evaluation, tol)
     if result.converged and failures:

@@ -26,7 +26,17 @@ __all__ = ["threshold_errors", "optimal_thresholds", "ThresholdPredictor"]
 
 
 def threshold_errors(scores: np.ndarray, relevant: np.ndarray, t: float) -> int:
-    """``E(t)`` of the module docstring for one instance."""
+    """``E(t)`` of the module docstring for one instance.
+
+    Parameters
+    ----------
+    scores : array of shape (q,)
+        Scores of one instance.
+    relevant : array of bool, shape (q,)
+        Its relevant labels.
+    t : float
+        Threshold.
+    """
     relevant = relevant.astype(bool)
     return int(np.sum(scores[relevant] <= t) + np.sum(scores[~relevant] >= t))
 
@@ -50,7 +60,15 @@ def _optimal_threshold(scores: np.ndarray, relevant: np.ndarray) -> float:
 
 
 def optimal_thresholds(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Per-instance optimal thresholds (module docstring) for scores ``F`` and truth ``Y`` (n, q)."""
+    """Per-instance optimal thresholds (module docstring) for scores ``F`` and truth ``Y`` (n, q).
+
+    Parameters
+    ----------
+    F : array of shape (n, q)
+        Training scores.
+    Y : array of shape (n, q)
+        Label indicator.
+    """
     F = np.asarray(F, dtype=np.float64)
     Y = np.asarray(Y).astype(bool)
     return np.array([_optimal_threshold(F[i], Y[i]) for i in range(F.shape[0])])
@@ -58,7 +76,15 @@ def optimal_thresholds(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 @dataclass
 class ThresholdPredictor:
-    """Linear regression from the score vector to the optimal threshold (E&W §4.3)."""
+    """Linear regression from the score vector to the optimal threshold (E&W §4.3).
+
+    Parameters
+    ----------
+    coef_ : array of shape (q,) or None
+        Linear map from scores to the threshold (fitted).
+    intercept_ : float
+        Its intercept.
+    """
 
     coef_: np.ndarray | None = None
     intercept_: float = 0.0

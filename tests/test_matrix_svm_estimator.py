@@ -24,7 +24,7 @@ def test_solvers_agree_and_report(loss, correlated):
                               tol=CHECK_TOL, max_iter=200_000).fit(DATA.X, DATA.Y)
             for solver in ("cvxpy", "fast", "apg", "agd") + (("ipm",) if loss == "hinge" and not correlated else ())}
     reference = fits["cvxpy"].fit_report_.primal_objective
-    resolved = {"fast": "closed-form" if loss == "squared" else "apg"}   # an RBF kernel: "fast" is not "ipm"
+    resolved = {"fast": "closed-form" if loss == "squared" else "apg-ipm"}   # an RBF kernel: "fast" is not "ipm"
     for solver, model in fits.items():
         report = model.fit_report_
         tol = tolerance("matrix_svm", solver)
@@ -48,7 +48,7 @@ def test_decision_function_is_the_constrained_output():
 def test_precomputed_kernel_equals_named_kernel():
     named = MatrixSVM(kernel="linear", solver="apg", tol=1e-9).fit(DATA.X, DATA.Y)
     pre = MatrixSVM(kernel="precomputed", tol=1e-9).fit(DATA.X @ DATA.X.T, DATA.Y)
-    assert pre.fit_report_.solver == "apg"                     # no feature matrix: not the interior point
+    assert pre.fit_report_.solver == "apg-ipm"                     # no feature matrix: not the interior point
     np.testing.assert_allclose(pre.decision_function(DATA.X @ DATA.X.T), named.decision_function(DATA.X), atol=1e-12)
 
 

@@ -35,6 +35,15 @@ __all__ = ["KernelMultilabelEstimator", "check_solver", "check_n_features"]
 
 
 def check_solver(solver: str, allowed: tuple[str, ...]) -> str:
+    """Return ``solver`` if it is one of ``allowed``, else raise a ``ValueError`` naming them.
+
+    Parameters
+    ----------
+    solver : str
+        The ``solver=`` argument of an estimator.
+    allowed : tuple of str
+        The solver names the estimator accepts.
+    """
     if solver not in allowed:
         raise ValueError(f"solver must be one of {allowed}; got {solver!r}")
     return solver
@@ -166,7 +175,15 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
 
 
 def check_n_features(estimator, X: np.ndarray) -> None:
-    """scikit-learn's wording, which its checks look for."""
+    """scikit-learn's wording, which its checks look for.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted estimator (``n_features_in_``).
+    X : ndarray
+        Input whose number of columns must match.
+    """
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
                          f"{estimator.n_features_in_} features as input")

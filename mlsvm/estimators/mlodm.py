@@ -31,8 +31,9 @@ class MLODM(KernelMultilabelEstimator):
     mu : float in (0, 1]
         Relative weight of violations above the band.
     kernel, gamma, degree, coef0 : kernel of :func:`mlsvm.kernels.make_kernel`.
-    solver : a solver of :mod:`mlsvm.registry.mlodm`: ``"fast"`` (the default: ``"bcd-polish"``,
-        BCD with the exact block solver plus a whole-dual active-set polishing step), ``"bcd"``
+    solver : a solver of :mod:`mlsvm.registry.mlodm`: ``"fast"`` (the default: ``"newton"`` for the
+        linear kernel, a primal Newton method in W; else ``"bcd-polish"``, BCD with the exact block
+        solver plus a whole-dual active-set polishing step), ``"dcd"`` (linear kernel), ``"bcd"``
         (paper Alg. 1 with ``subproblem``) or ``"cvxpy"`` (the dual eq. 18 solved by
         ``cvxpy_solver``). ``fit_report_.solver`` names the one that ran.
     subproblem : ``"exact"`` (active set) or ``"m3"`` (paper Alg. 2), for ``solver="bcd"``.
@@ -40,6 +41,8 @@ class MLODM(KernelMultilabelEstimator):
     max_iter : maximal number of BCD sweeps.
     random_state : seed of the sweep order.
     shrinking : skip blocks that are already optimal (§5.2).
+    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
+        Backend of ``solver="cvxpy"``.
 
     Attributes
     ----------
@@ -72,7 +75,9 @@ class MLODM(KernelMultilabelEstimator):
         self.shrinking = shrinking
         self.cvxpy_solver = cvxpy_solver
 
-    def _problem(self, gram: np.ndarray, Y: np.ndarray) -> mlodm.MLODMProblem:
+    def _problem(self, gram: np.ndarray, Y: np.ndarray):
+        if self.kernel == "linear":   # the linear kernel's solvers work on X (K = XXᵀ never needed)
+            return mlodm.LinearMLODMProblem(self.X_fit_, ranking_pairs(Y), self.C, self.theta, self.mu)
         return mlodm.MLODMProblem(gram, ranking_pairs(Y), self.C, self.theta, self.mu)
 
     def _set_fitted(self, problem, result, evaluation, Y) -> None:

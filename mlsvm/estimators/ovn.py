@@ -26,7 +26,13 @@ __all__ = ["OvNSVM", "ovn_decide"]
 
 
 def ovn_decide(scores: np.ndarray) -> np.ndarray:
-    """§3.2: label k iff ``f_k ≥ 1``; an instance with no such label gets its argmax label."""
+    """§3.2: label k iff ``f_k ≥ 1``; an instance with no such label gets its argmax label.
+
+    Parameters
+    ----------
+    scores : array of shape (n, K)
+        Scores ``f_k(x)``.
+    """
     labels = (scores >= 1.0).astype(np.int8)
     none = ~labels.any(axis=1)
     labels[np.flatnonzero(none), np.argmax(scores[none], axis=1)] = 1
@@ -43,6 +49,40 @@ class OvNSVM(KernelMultilabelEstimator):
     ``epsilon`` is the MM floor on ``z`` (``solver="mm"`` only; MM ends within ``β·epsilon·T/4`` of
     the optimum, and its safeguard may lower the floor below ``epsilon`` so that the true objective
     never increases: :mod:`mlsvm.solvers.ovn_mm`).
+
+    Parameters
+    ----------
+    alpha : float
+        Coupling α of soft w (canonical scaling), in ``(−1/(K−1), 1)``.
+    beta : float
+        Hinge weight β > 0.
+    w_constraint : {"soft", "hard"}
+        Soft w (the α coupling term) or hard w (``Σ_k w_k = 0``).
+    b_constraint : {"soft", "hard"}
+        Hard b (``Σ_k b_k = 0``) or soft b (``+ γ_b (Σ_k b_k)²``).
+    gamma_b : float
+        Weight γ_b > 0 of the soft-b penalty ``γ_b (Σ_k b_k)²``.
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
+        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
+    gamma : float or "scale"
+        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
+    degree : int
+        Degree of the poly kernel.
+    coef0 : float
+        Constant of the poly kernel.
+    solver : {"fast", "mm", "cvxpy"}
+        Interior point on the derived dual, the paper's MM (Alg. 1), or the CVXPY ground truth.
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    random_state : int, Generator or None
+        Seed of the randomised parts of the solver (sweep order, candidate sets).
+    epsilon : float
+        Floor ε > 0 of the MM majorizer ``z = max(|1 − u|, ε)``.
+    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
+        Backend of ``solver="cvxpy"``.
     """
 
     _solvers = ("fast", "mm", "cvxpy")

@@ -10,18 +10,14 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from mlsvm.data import check_scalar, to_signed
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import rank_binary as formulation
-from mlsvm.solvers.cvxpy_tools import solve_first_optimal
-from mlsvm.report import FitReport
 
 __all__ = ["DECODINGS", "decode", "decoding_cost", "categorical_codes", "cr_loss", "BinaryApproachSVM",
-           "CategoricalRegressionSVM", "fit_report"]
+           "CategoricalRegressionSVM"]
 
 #: decoding rules over an allowed code set: eq. (5), eq. (6), Hamming distance of sign(f) (eq. 2)
 DECODINGS = ("ahl", "clipped", "hamming")
@@ -94,36 +90,6 @@ def _store_unchanged(estimator, arguments: dict) -> None:
             setattr(estimator, name, value)
 
 
-def fit_report(problem: formulation.BinaryApproachProblem, coef, b, alpha, lam, *, solver: str,
-               n_iter: int, converged: bool, solve_time: float, stop_rule: str = "",
-               stop_value: float = float("nan"), history=None) -> FitReport:
-    """The FitReport of a primal point and its multipliers, graded by the formulation itself."""
-    return FitReport(
-        primal_objective=formulation.primal_objective(problem, coef, b),
-        dual_objective=formulation.dual_objective(problem, np.clip(alpha, 0.0, problem.box)),
-        kkt=formulation.kkt_residuals(problem, coef, b, alpha, lam), n_iter=n_iter,
-        converged=converged, solve_time=solve_time, solver=solver, stop_rule=stop_rule,
-        stop_value=stop_value, history=history or {})
-
-
-#: backends tried in turn by ``solver="fast"`` (the first whose status is "optimal" is used)
-FAST_BACKENDS = ("ECOS", "CLARABEL", "SCS")
-
-
-def solve_cvxpy(problem: formulation.BinaryApproachProblem, backends=("ECOS",)):
-    """Problem 3's CVXPY primal (first of ``backends`` to certify "optimal"):
-    ``(coef, b, alpha, lam, seconds, backend, n_iter)``, multipliers from its duals, ``n_iter`` the
-    backend's interior-point iterations."""
-    start = time.perf_counter()
-    (cvx, var), _, backend = solve_first_optimal(lambda: formulation.primal_problem(problem), backends)
-    coef = formulation.coefficients_from_factor(var["factor"], var["V"].value)
-    alpha = np.asarray(var["margin"].dual_value, dtype=np.float64)
-    lam = np.array([float(np.ravel(c.dual_value)[0]) for c in var["norm"]])
-    b = np.asarray(var["b"].value, dtype=np.float64)
-    n_iter = int(cvx.solver_stats.num_iters or 0)
-    return coef, b, alpha, lam, time.perf_counter() - start, backend, n_iter
-
-
 class BinaryApproachSVM(KernelMultilabelEstimator):
     """Problem 3 of Elisseeff & Weston: ``min max_k ‖w_k‖² + (C/Q) Σ_ik ξ_ik`` (hinge on
     ``y_ik f_k(x_i)``), any kernel.
@@ -132,40 +98,35 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     ``codes`` (c, q) {0,1}: only those label sets are allowed and the prediction is the code chosen
     by ``decoding`` (``"ahl"`` eq. (5), ``"clipped"`` eq. (6), ``"hamming"``; see :func:`decode`).
     A 1-D class vector ``y`` (multiclass) is one-hot coded and predicted by the argmax (codes unused).
-    ``solver="cvxpy"``: the CVXPY primal on ``cvxpy_solver`` (default ECOS: Clarabel ends about 1 in
-    10 small instances of this SOCP "optimal_inaccurate", ECOS none of 30), multipliers from its
-    duals; ``"fast"`` (default): the same, trying ECOS, Clarabel, SCS in turn until one certifies
-    "optimal" (``fit_report_.stop_rule`` names it).
+    ``solver``: a solver of :mod:`mlsvm.registry.rank_binary`: ``"cvxpy"``, the CVXPY primal on
+    ``cvxpy_solver`` (default ECOS: Clarabel ends about 1 in 10 small instances of this SOCP
+    "optimal_inaccurate", ECOS none of 30), multipliers from its constraints; ``"fast"`` (default)
+    resolves to it. ``fit_report_.solver`` names the one that ran.
     The hand-written alternating dual solver (:mod:`mlsvm.solvers.rank_binary_alternating`) is NOT
     accepted here: it is experimental and not exact when a label's optimal ``λ_k`` is 0 (see its
     module and docs/rank_binary.md); call it directly and read its certified gap.
     """
 
-    # "fast" (SPEC §4: the recommended exact solver) is the CVXPY primal (ECOS first). The
-    # alternating solver was removed from the accepted solvers: it misses the EXACT row when a
-    # label's optimal λ_k is 0 (awkward-labels/linear: relative gap 0.17), see its module.
-    _solvers = ("fast", "cvxpy")
+    _registry_model = "rank_binary"
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, codes=None,
                  decoding="ahl", solver="fast", tol=1e-7, max_iter=200, random_state=None,
                  cvxpy_solver="ECOS"):
         _store_unchanged(self, locals())
 
-    def _check_params(self, n_labels: int) -> None:
-        check_scalar(self.C, "C", low=0.0, low_open=True)
+    def _check_decoding(self, n_labels: int) -> None:
+        """The decoding parameters (not the formulation's: :class:`BinaryApproachProblem` checks C)."""
         if self.decoding not in DECODINGS:
             raise ValueError(f"decoding must be one of {DECODINGS}; got {self.decoding!r}")
         self.codes_ = None if self.codes is None else _check_codes(self.codes, n_labels)
 
-    def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:
-        self._check_params(Y.shape[1])
-        problem = formulation.BinaryApproachProblem(gram, Y, float(self.C))
-        backends = FAST_BACKENDS if self.solver == "fast" else (self.cvxpy_solver,)
-        coef, b, alpha, lam, seconds, backend, n_iter = solve_cvxpy(problem, backends)
-        report = fit_report(problem, coef, b, alpha, lam, solver=self.solver, n_iter=n_iter,
-                            converged=True, solve_time=seconds, stop_rule=f"CVXPY {backend} optimal")
-        self.dual_coef_, self.intercept_, self.alpha_, self.label_weights_ = coef, b, alpha, lam
-        return report
+    def _problem(self, gram: np.ndarray, Y: np.ndarray) -> formulation.BinaryApproachProblem:
+        self._check_decoding(Y.shape[1])
+        return formulation.BinaryApproachProblem(gram, Y, self.C)
+
+    def _set_fitted(self, problem, result, evaluation, Y) -> None:
+        self.dual_coef_, self.intercept_ = evaluation.extra["coef"], evaluation.extra["b"]
+        self.alpha_, self.label_weights_ = result.dual["alpha"], result.dual["lam"]
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return gram_test @ self.dual_coef_ + self.intercept_
@@ -191,13 +152,13 @@ class CategoricalRegressionSVM(BinaryApproachSVM):
                  tol=1e-7, max_iter=200, random_state=None, cvxpy_solver="ECOS"):
         _store_unchanged(self, locals())
 
-    def _check_params(self, n_labels: int) -> None:
-        check_scalar(self.C, "C", low=0.0, low_open=True)
+    def _check_decoding(self, n_labels: int) -> None:
         self.codes_ = categorical_codes(n_labels)
 
-    def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:
+    def _problem(self, gram: np.ndarray, Y: np.ndarray) -> formulation.BinaryApproachProblem:
         """``Y``: the one-hot indicator of the ordered classes; trained on their codes (7)."""
-        return super()._fit(gram, categorical_codes(Y.shape[1])[np.argmax(Y, axis=1)])
+        self._check_decoding(Y.shape[1])
+        return formulation.BinaryApproachProblem(gram, categorical_codes(Y.shape[1])[np.argmax(Y, axis=1)], self.C)
 
     def outputs(self, X) -> np.ndarray:
         """The Q real outputs ``f_k(x)`` of the binary approach, shape (m, Q)."""

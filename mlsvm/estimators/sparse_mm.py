@@ -3,7 +3,7 @@
 ``solver="fast"`` (default): Algorithm 4 with a joint Newton step on all classes; ``"greedy"``:
 Algorithm 4 as in the paper (one Newton step per class, Alg. 3); ``"cvxpy"``: the full model
 (J = all training points) by CVXPY, the ground truth (``d_max`` and ``kappa`` are not used).
-Fitted: ``coef_`` (|J| × k), ``basis_indices_``, ``n_basis_`` = |J|, ``objective_path_`` (e_J after
+Fitted: ``coef_`` (``|J|`` × k), ``basis_indices_``, ``n_basis_`` = ``|J|``, ``objective_path_`` (e_J after
 each added basis vector), ``n_support_`` (training points with a nonzero multiplier; for J = all the
 full model's support vectors), ``fit_report_``.
 Formulations: :mod:`mlsvm.formulations.sparse_mm`; algorithm: :mod:`mlsvm.solvers.sparse_mm_greedy`.
@@ -28,7 +28,19 @@ __all__ = ["SMSVM", "SM3L", "fit_report"]
 
 def fit_report(problem: form.SparseMMProblem, A: np.ndarray, mu: np.ndarray | None = None, **fields) -> FitReport:
     """FitReport of coefficients ``A`` on ``problem.basis``: the formulation's numpy primal, its
-    derived dual at ``mu`` (default: the multipliers A implies, μ = 2c·ξ) and KKT residuals."""
+    derived dual at ``mu`` (default: the multipliers A implies, μ = 2c·ξ) and KKT residuals.
+
+    Parameters
+    ----------
+    problem : form.SparseMMProblem
+        The sparse-model problem on the basis J.
+    A : array of shape (n_basis, k)
+        Coefficients on the basis.
+    mu : ndarray or None
+        Dual multipliers (None: the ones implied by A).
+    **fields
+        Solver fields of the report (``solver``, ``n_iter``, ``converged``, ...).
+    """
     mu = form.multipliers_from_primal(problem, A) if mu is None else mu
     return FitReport(primal_objective=form.primal_objective(problem, A),
                      dual_objective=form.dual_objective(problem, mu), kkt=form.kkt_residuals(problem, A, mu),
@@ -81,7 +93,7 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
         return gram_test[:, self.basis_indices_] @ self.coef_
 
     def _scores(self, X) -> np.ndarray:
-        """Scores ``f_r(x) = Σ_{j∈J} α_jr k(x_j, x)``: only the |J| basis points are evaluated."""
+        """Scores ``f_r(x) = Σ_{j∈J} α_jr k(x_j, x)``: only the ``|J|`` basis points are evaluated."""
         if self.kernel == "precomputed":  # the caller's (m, n) Gram matrix; _decision keeps J's columns
             return super()._scores(X)
         check_is_fitted(self, "fit_report_")
@@ -92,7 +104,39 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
 
 class SMSVM(_SparseMaxMargin):
     """Sparse multiclass SVM (3.10): ``λ/2 Σ_r‖w_r‖² + ½ Σ_i Σ_{r≠y_i} max(0, 1 + f_r − f_{y_i})²``,
-    ``w_r = Σ_{j∈J} α_jr φ(x_j)``. ``y`` is a 1-D class vector; ``predict`` is the argmax."""
+    ``w_r = Σ_{j∈J} α_jr φ(x_j)``. ``y`` is a 1-D class vector; ``predict`` is the argmax.
+
+    Parameters
+    ----------
+    lam : float
+        Regularisation weight λ (> 0) of the sparse models.
+    d_max : int or None
+        Largest basis size ``|J|`` (default ``min(100, n)``).
+    kappa : int
+        Number of random candidates examined per greedy step (κ).
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
+        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
+    gamma : float or "scale"
+        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
+    degree : int
+        Degree of the poly kernel.
+    coef0 : float
+        Constant of the poly kernel.
+    solver : {"fast", "greedy", "cvxpy"}
+        Algorithm 4 with joint Newton steps, Algorithm 4 as printed, or the CVXPY full model.
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    random_state : int, Generator or None
+        Seed of the randomised parts of the solver (sweep order, candidate sets).
+    min_rel_decrease : float
+        Greedy selection stops when adding a basis vector decreases the objective by less than this
+        relative amount.
+    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
+        Backend of ``solver="cvxpy"``.
+    """
 
     _model = "smsvm"
     _single_output = True  # y is one class per sample; SM3L is the multilabel model
@@ -108,7 +152,44 @@ class SMSVM(_SparseMaxMargin):
 
 class SM3L(_SparseMaxMargin):
     """Sparse max-margin multilabel (4.22): ``λ/2 tr(R⁻¹WᵀW) + Σ_i Σ_r max(0, 1 − y_ir f_r(x_i))²``,
-    ``R = PᵀP`` from a label prior (``R`` or ``P``; identity by default). Label r iff ``f_r > 0``."""
+    ``R = PᵀP`` from a label prior (``R`` or ``P``; identity by default). Label r iff ``f_r > 0``.
+
+    Parameters
+    ----------
+    lam : float
+        Regularisation weight λ (> 0) of the sparse models.
+    d_max : int or None
+        Largest basis size ``|J|`` (default ``min(100, n)``).
+    kappa : int
+        Number of random candidates examined per greedy step (κ).
+    R : array of shape (q, q) or None
+        Label-correlation matrix ``R = PᵀP`` of SM3L (symmetric positive definite); None means the
+        identity.
+    P : array of shape (q, q) or None
+        Label-correlation prior with ``R = PᵀP`` (give R or P, not both).
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
+        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
+    gamma : float or "scale"
+        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
+    degree : int
+        Degree of the poly kernel.
+    coef0 : float
+        Constant of the poly kernel.
+    solver : {"fast", "greedy", "cvxpy"}
+        Algorithm 4 with joint Newton steps, Algorithm 4 as printed, or the CVXPY full model.
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    random_state : int, Generator or None
+        Seed of the randomised parts of the solver (sweep order, candidate sets).
+    min_rel_decrease : float
+        Greedy selection stops when adding a basis vector decreases the objective by less than this
+        relative amount.
+    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
+        Backend of ``solver="cvxpy"``.
+    """
 
     _model = "sm3l"
 

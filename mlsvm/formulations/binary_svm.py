@@ -38,7 +38,21 @@ BIASES = ("free", "regularized", "none")
 
 @dataclass(frozen=True)
 class BinarySVMProblem:
-    """Data of one binary SVM: Gram matrix, ±1 labels and hyperparameters."""
+    """Data of one binary SVM: Gram matrix, ±1 labels and hyperparameters.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix.
+    y : array of shape (n,)
+        Signed labels in {-1, +1}.
+    C : float
+        Loss weight C > 0.
+    loss : {"hinge", "squared"}
+        Hinge or squared hinge.
+    bias : {"free", "regularized", "none"}
+        Free bias, regularized bias (``+ ½b²``) or none.
+    """
 
     gram: np.ndarray
     y: np.ndarray
@@ -64,7 +78,13 @@ class BinarySVMProblem:
 
 def primal_problem(problem: BinarySVMProblem):
     """CVXPY primal. Returns ``(cp.Problem, variables)`` with variables ``v`` (coordinates of w in
-    the factor basis), ``b`` and ``xi``; the decision values on the training set are ``L v + b``."""
+    the factor basis), ``b`` and ``xi``; the decision values on the training set are ``L v + b``.
+
+    Parameters
+    ----------
+    problem : BinarySVMProblem
+        The problem data (validated formulation object).
+    """
     factor = gram_factor(problem.gram)
     v = cp.Variable(factor.shape[1])
     b = cp.Variable() if problem.bias != "none" else cp.Constant(0.0)
@@ -80,7 +100,13 @@ def primal_problem(problem: BinarySVMProblem):
 
 def dual_problem(problem: BinarySVMProblem):
     """CVXPY dual as a minimisation of the negated dual objective. Returns ``(cp.Problem, alpha)``;
-    the dual optimum is ``−problem.value``."""
+    the dual optimum is ``−problem.value``.
+
+    Parameters
+    ----------
+    problem : BinarySVMProblem
+        The problem data (validated formulation object).
+    """
     factor = gram_factor(problem.dual_gram)
     alpha = cp.Variable(problem.y.size)
     quadratic = 0.5 * cp.sum_squares(factor.T @ cp.multiply(problem.y, alpha))
@@ -95,7 +121,17 @@ def dual_problem(problem: BinarySVMProblem):
 
 
 def primal_objective(problem: BinarySVMProblem, coef: np.ndarray, b: float) -> float:
-    """Primal objective at ``w = Σ coef_i φ(x_i)`` and bias ``b`` (ξ at its optimal value)."""
+    """Primal objective at ``w = Σ coef_i φ(x_i)`` and bias ``b`` (ξ at its optimal value).
+
+    Parameters
+    ----------
+    problem : BinarySVMProblem
+        The problem data (validated formulation object).
+    coef : array of shape (n,)
+        Coefficients of w, ``w = Σ_i coef_i φ(x_i)``.
+    b : ndarray or float
+        Biases.
+    """
     scores = problem.gram @ coef + b
     slack = np.maximum(0.0, 1.0 - problem.y * scores)
     loss = slack.sum() if problem.loss == "hinge" else slack @ slack
@@ -106,7 +142,15 @@ def primal_objective(problem: BinarySVMProblem, coef: np.ndarray, b: float) -> f
 
 
 def dual_objective(problem: BinarySVMProblem, alpha: np.ndarray) -> float:
-    """Dual objective (to maximise) at ``alpha``."""
+    """Dual objective (to maximise) at ``alpha``.
+
+    Parameters
+    ----------
+    problem : BinarySVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (n,)
+        Dual variables.
+    """
     ya = problem.y * alpha
     value = alpha.sum() - 0.5 * ya @ problem.dual_gram @ ya
     if problem.loss == "squared_hinge":
@@ -117,7 +161,17 @@ def dual_objective(problem: BinarySVMProblem, alpha: np.ndarray) -> float:
 def bias_from_dual(problem: BinarySVMProblem, alpha: np.ndarray, equality_multiplier=None) -> float:
     """``b`` at a dual optimum: ``Σ α_i y_i`` (regularized), 0 (none), or for a free bias the
     multiplier of ``Σ y_i α_i = 0`` when given, else the average of ``y_i − f_i`` over the free
-    support vectors (KKT: ``y_i f_i = 1`` there; squared hinge: ``y_i f_i = 1 − α_i/(2C)``)."""
+    support vectors (KKT: ``y_i f_i = 1`` there; squared hinge: ``y_i f_i = 1 − α_i/(2C)``).
+
+    Parameters
+    ----------
+    problem : BinarySVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (n,)
+        Dual variables.
+    equality_multiplier : float or None
+        Multiplier of ``yᵀα = 0`` (free bias) from the dual solve.
+    """
     if problem.bias == "none":
         return 0.0
     ya = problem.y * alpha
@@ -135,7 +189,19 @@ def bias_from_dual(problem: BinarySVMProblem, alpha: np.ndarray, equality_multip
 
 
 def decision_from_dual(problem: BinarySVMProblem, alpha: np.ndarray, b: float, gram_test: np.ndarray) -> np.ndarray:
-    """``f(x) = Σ α_i y_i k(x_i, x) + b`` for the rows of ``gram_test`` (m × n)."""
+    """``f(x) = Σ α_i y_i k(x_i, x) + b`` for the rows of ``gram_test`` (m × n).
+
+    Parameters
+    ----------
+    problem : BinarySVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (n,)
+        Dual variables.
+    b : ndarray or float
+        Biases.
+    gram_test : array of shape (m, n)
+        Kernel between the test points (rows) and the training points.
+    """
     return gram_test @ (problem.y * alpha) + b
 
 

@@ -39,12 +39,27 @@ def relative_difference(a: float, b: float) -> float:
     """``|a − b| / max(1, |a|, |b|)``: relative for large values, absolute near zero.
 
     Every "agrees to 1e-6 relative" bar in the library and its tests uses this one definition.
+
+    Parameters
+    ----------
+    a : float
+        First value.
+    b : float
+        Second value.
     """
     return abs(a - b) / max(1.0, abs(a), abs(b))
 
 
 def relative_gap(primal, dual):
-    """The relative duality gap ``(P − D) / max(1, |P|, |D|)`` (elementwise on arrays)."""
+    """The relative duality gap ``(P − D) / max(1, |P|, |D|)`` (elementwise on arrays).
+
+    Parameters
+    ----------
+    primal : float or ndarray
+        Primal objective(s) P.
+    dual : float or ndarray
+        Dual objective(s) D.
+    """
     return (primal - dual) / np.maximum(1.0, np.maximum(np.abs(primal), np.abs(dual)))
 
 
@@ -58,6 +73,19 @@ class Evaluation:
     ``infeasibility`` is (near) zero.
     ``extra`` carries by-products callers reuse: every formulation puts the training decision
     values ``f_k(x_i)`` there as ``extra["scores"]`` (n, q), and may add its own (coefficients).
+
+    Parameters
+    ----------
+    primal_objective : float
+        Primal objective of the point with its optimal slacks.
+    dual_objective : float
+        Dual objective (NaN without a dual point).
+    kkt : dict
+        Scaled KKT residuals by name (empty without a dual point).
+    extra : dict
+        By-products, e.g. the training decision values ``extra["scores"]``.
+    infeasibility : float
+        Largest scaled constraint violation of the primal point.
     """
 
     primal_objective: float
@@ -82,6 +110,13 @@ class Evaluation:
 
 
 def inf_norm(v) -> float:
+    """``max |v_i|`` (0 for an empty array).
+
+    Parameters
+    ----------
+    v : array-like
+        The vector (any shape; flattened).
+    """
     v = np.asarray(v, dtype=np.float64)
     return float(np.max(np.abs(v))) if v.size else 0.0
 
@@ -92,7 +127,35 @@ def _scaled(residual: float, *terms: float) -> float:
 
 def qp_residuals(P, q, x, *, G=None, h=None, z=None, A=None, b=None, y=None,
                  lb=None, ub=None, z_box=None) -> dict[str, float]:
-    """Scaled residuals ``primal``, ``dual``, ``complementarity``, ``gap`` at ``(x, z, y, z_box)``."""
+    """Scaled residuals ``primal``, ``dual``, ``complementarity``, ``gap`` at ``(x, z, y, z_box)``.
+
+    Parameters
+    ----------
+    P : ndarray or LinearOperator
+        Quadratic term.
+    q : ndarray
+        Linear term.
+    x : ndarray
+        Primal point.
+    G : ndarray or None
+        Inequality matrix (``Gx ≤ h``).
+    h : ndarray or None
+        Inequality right-hand side.
+    z : ndarray or None
+        Inequality multipliers (≥ 0).
+    A : ndarray or None
+        Equality matrix (``Ax = b``).
+    b : ndarray or None
+        Equality right-hand side.
+    y : ndarray or None
+        Equality multipliers.
+    lb : ndarray or None
+        Lower bounds.
+    ub : ndarray or None
+        Upper bounds.
+    z_box : ndarray or None
+        Box multipliers (None: implied by stationarity).
+    """
     x = np.asarray(x, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
     Px = aslinearoperator(P).matvec(x)

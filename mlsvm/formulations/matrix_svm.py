@@ -245,18 +245,33 @@ def hessian_operator(problem: MatrixSVMProblem) -> LinearOperator:
 
 
 def evaluate(problem: MatrixSVMProblem, primal: dict, dual: dict | None = None) -> Evaluation:
-    """Grade a point: the primal objective at ``W = X̄ᵀ coef`` and, with ``dual = {"alpha"}``, the
-    dual objective and the dual QP's KKT residuals. ``primal = {"coef": Θ}`` (n, q); when it has
-    no ``coef`` the dual's is used (:func:`coef_from_dual`). ``extra`` holds Θ (``coef``) and the
-    training decision values ``K̄ΘA`` (``scores``)."""
-    if primal.get("coef") is None:
-        if dual is None:
-            raise ValueError("evaluate needs primal['coef'] or a dual point {'alpha'}")
-        coef = coef_from_dual(problem, dual["alpha"])
+    """Grade a point: the primal objective and, with ``dual = {"alpha"}``, the dual objective and
+    the dual QP's KKT residuals.
+
+    ``primal = {"coef": Θ}`` (n, q), ``W = X̄ᵀΘ``; or, when the problem has the linear kernel's
+    features, the weights themselves ``{"W": (d, q), "b": (q,)}`` (what LIBLINEAR returns with
+    ``intercept_scaling=1``; any W, not only one in the span of the data). Without either, the
+    dual's coefficients (:func:`coef_from_dual`). ``extra`` holds Θ (``coef``, when known) and the
+    training decision values (``scores``).
+    """
+    if primal.get("coef") is None and primal.get("W") is not None:
+        if problem.features is None:
+            raise ValueError("primal['W'] needs the linear kernel's features (kernel='linear'); "
+                             "give primal['coef'] for other kernels")
+        weights = np.asarray(primal["W"], dtype=np.float64).reshape(-1, problem.n_labels)
+        bias = np.asarray(primal.get("b", np.zeros(problem.n_labels)), dtype=np.float64).ravel()
+        outputs = problem.right(np.asarray(problem.features @ weights) + bias, "A")
+        value = 0.5 * (float(np.sum(weights * weights)) + float(bias @ bias)) + problem.C * _loss(problem, outputs)
+        evaluation = Evaluation(value, extra={"coef": None, "scores": outputs})
     else:
-        coef = np.asarray(primal["coef"], dtype=np.float64)
-    evaluation = Evaluation(primal_objective(problem, coef),
-                            extra={"coef": coef, "scores": problem.right(problem.gram_bar @ coef, "A")})
+        if primal.get("coef") is None:
+            if dual is None:
+                raise ValueError("evaluate needs primal['coef'] (or ['W'] with the linear kernel) or a dual point {'alpha'}")
+            coef = coef_from_dual(problem, dual["alpha"])
+        else:
+            coef = np.asarray(primal["coef"], dtype=np.float64)
+        evaluation = Evaluation(primal_objective(problem, coef),
+                                extra={"coef": coef, "scores": problem.right(problem.gram_bar @ coef, "A")})
     if dual is not None:
         evaluation.dual_objective = dual_objective(problem, dual["alpha"])
         evaluation.kkt = kkt_residuals(problem, dual["alpha"])

@@ -25,6 +25,12 @@ negated dual (a maximisation) so ``duality_gap = primal − dual ≥ 0``. Eq. (1
 The dual is the non-negative QP ``min ½ ηᵀPη + qᵀη`` in ``η = [α; β]`` with
 ``P = [[G + D, −G], [−G, G + D/μ]]``, ``G = SᵀKS`` (``S`` = scatter), ``D = diag(n_t/C)``,
 ``q = [(θ − 1)·1; (θ + 1)·1]``. ``P`` is only ever applied (a LinearOperator), never formed.
+
+Two problem types share every function of this module: :class:`MLODMProblem` holds a Gram matrix,
+:class:`LinearMLODMProblem` the features ``X`` of the linear kernel (dense or scipy sparse) and
+never forms ``K = X Xᵀ``: both apply ``K`` through ``kernel_product`` and give CVXPY a factor
+``K = L Lᵀ`` through ``factor``, so objectives, gradients and :func:`kkt_residuals` cost
+O(nnz(X)·q + T) for the linear kernel.
 """
 
 from __future__ import annotations
@@ -35,13 +41,15 @@ import cvxpy as cp
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from mlsvm.data import RankingPairs, check_scalar
+from scipy.sparse import csr_matrix, issparse
+
+from mlsvm.data import RankingPairs, check_scalar, check_X
 from mlsvm.formulations.evaluation import Evaluation, qp_residuals
 from mlsvm.kernels import gram_factor
 
-__all__ = ["MLODMProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
-           "primal_objective", "dual_objective", "coef_from_dual", "pair_margins", "kkt_residuals",
-           "dual_gradient", "check_hyperparameters", "margin_statistics"]
+__all__ = ["MLODMProblem", "LinearMLODMProblem", "cvxpy_primal", "cvxpy_dual", "evaluate",
+           "solution_from_cvxpy", "primal_objective", "dual_objective", "coef_from_dual",
+           "pair_margins", "kkt_residuals", "dual_gradient", "check_hyperparameters", "margin_statistics"]
 
 
 def check_hyperparameters(C, theta, mu) -> None:
@@ -73,6 +81,68 @@ class MLODMProblem:
         """``n_t = |Y_i||Ȳ_i|`` per pair."""
         return 1.0 / self.pairs.weight
 
+    def kernel_product(self, coef: np.ndarray) -> np.ndarray:
+        """``K @ coef``."""
+        return self.gram @ coef
+
+    def factor(self) -> np.ndarray:
+        """A factor ``L`` with ``L Lᵀ = K`` (for the CVXPY problems)."""
+        return gram_factor(self.gram)
+
+
+@dataclass(frozen=True)
+class LinearMLODMProblem:
+    """An mLODM problem with the linear kernel, given by its features: ``K = X Xᵀ`` is never formed.
+
+    ``features`` is a dense ``(n, d)`` array or a scipy sparse matrix (kept as CSR float64). Every
+    function of this module accepts it in place of an :class:`MLODMProblem`; ``w_k = Σ_i B_ik x_i``
+    is the column ``k`` of ``W = Xᵀ B`` (:meth:`weights`).
+    """
+
+    features: object
+    pairs: RankingPairs
+    C: float = 1.0
+    theta: float = 0.5
+    mu: float = 0.5
+
+    def __post_init__(self):
+        check_hyperparameters(self.C, self.theta, self.mu)
+        if issparse(self.features):
+            features = csr_matrix(self.features, dtype=np.float64)
+            if features.ndim != 2 or 0 in features.shape:
+                raise ValueError(f"features must be a non-empty 2-D matrix; got shape {features.shape}")
+            if not np.all(np.isfinite(features.data)):
+                raise ValueError("features contains NaN or infinite value(s); every entry must be finite")
+            features.sum_duplicates()
+        else:
+            features = check_X(self.features, "features")
+        if features.shape[0] != self.pairs.n_samples:
+            raise ValueError(f"features has {features.shape[0]} rows; expected {self.pairs.n_samples} (one per instance)")
+        object.__setattr__(self, "features", features)
+
+    @property
+    def pair_size(self) -> np.ndarray:
+        """``n_t = |Y_i||Ȳ_i|`` per pair."""
+        return 1.0 / self.pairs.weight
+
+    @property
+    def gram(self) -> np.ndarray:
+        """The dense ``X Xᵀ`` (n × n): for comparisons with :class:`MLODMProblem` only."""
+        product = self.features @ self.features.T
+        return product.toarray() if issparse(product) else np.asarray(product)
+
+    def weights(self, coef: np.ndarray) -> np.ndarray:
+        """``W = Xᵀ coef`` (d × q): ``w_k = Σ_i coef_ik x_i``."""
+        return np.asarray(self.features.T @ coef)
+
+    def kernel_product(self, coef: np.ndarray) -> np.ndarray:
+        """``K @ coef = X (Xᵀ coef)`` in O(nnz(X)·q)."""
+        return np.asarray(self.features @ self.weights(coef))
+
+    def factor(self) -> np.ndarray:
+        """``X`` itself (dense): ``X Xᵀ = K``."""
+        return self.features.toarray() if issparse(self.features) else self.features
+
 
 def coef_from_dual(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """Eq. (16)/(20): ``B = scatter(α − β)``, so ``w_k = Σ_i B_ik φ(x_i)``."""
@@ -81,25 +151,30 @@ def coef_from_dual(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -
 
 def pair_margins(problem: MLODMProblem, coef: np.ndarray) -> np.ndarray:
     """``m_t = F[i,k] − F[i,l]`` with training scores ``F = K B``."""
-    return problem.pairs.gather(problem.gram @ coef)
+    return problem.pairs.gather(problem.kernel_product(coef))
 
 
 def primal_objective(problem: MLODMProblem, coef: np.ndarray, scores: np.ndarray | None = None) -> float:
     """Eq. (15) at ``w_k = Σ_i coef_ik φ(x_i)`` with the optimal slacks (module docstring).
     ``scores`` (``K @ coef``) may be passed when already known."""
-    scores = problem.gram @ coef if scores is None else scores
+    scores = problem.kernel_product(coef) if scores is None else scores
+    return _objective_at_scores(problem, 0.5 * float(np.sum(coef * scores)), scores)
+
+
+def _objective_at_scores(problem, regularizer: float, scores: np.ndarray) -> float:
+    """``regularizer + C/2 Σ_t (1/n_t)[(1 − θ − m_t)₊² + μ (m_t − 1 − θ)₊²]`` at training scores F."""
     margins = problem.pairs.gather(scores)
     below = np.maximum(0.0, 1.0 - problem.theta - margins)
     above = np.maximum(0.0, margins - 1.0 - problem.theta)
     loss = problem.pairs.weight @ (below * below + problem.mu * above * above)
-    return float(0.5 * np.sum(coef * scores) + 0.5 * problem.C * loss)
+    return float(regularizer + 0.5 * problem.C * loss)
 
 
 def dual_objective(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
                    scores: np.ndarray | None = None) -> float:
     """Minus the objective of eq. (18) (the dual as a maximisation) at ``α, β``."""
     coef = coef_from_dual(problem, alpha, beta)
-    scores = problem.gram @ coef if scores is None else scores
+    scores = problem.kernel_product(coef) if scores is None else scores
     size = problem.pair_size
     penalty = size @ (alpha * alpha + beta * beta / problem.mu) / (2.0 * problem.C)
     linear = (1.0 - problem.theta) * alpha.sum() - (1.0 + problem.theta) * beta.sum()
@@ -131,21 +206,35 @@ def _dual_operator(problem: MLODMProblem) -> LinearOperator:
     return LinearOperator((2 * T, 2 * T), matvec=matvec, rmatvec=matvec, dtype=np.float64)
 
 
-def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> dict[str, float]:
+def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
+                  margins: np.ndarray | None = None) -> dict[str, float]:
     """Scaled KKT residuals of the dual QP (eq. 18) at ``(α, β)`` with the implied bound multipliers
     ``z = −∇`` (a negative gradient component is dual infeasibility; ``η_j ∇_j ≠ 0`` shows up as
-    complementarity). See :func:`mlsvm.formulations.evaluation.qp_residuals`."""
+    complementarity). See :func:`mlsvm.formulations.evaluation.qp_residuals`.
+
+    ``margins`` (the pair margins of ``w(α, β)``) may be passed when already known: ``P η = ∇ − q``
+    is then formed from them, with no further product with ``K``."""
     T = problem.pairs.n_pairs
     eta = np.concatenate([alpha, beta])
     linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
-    gradient = np.concatenate(dual_gradient(problem, alpha, beta))
-    return qp_residuals(_dual_operator(problem), linear, eta, lb=np.zeros(2 * T), ub=None, z_box=-gradient)
+    if margins is None:
+        margins = pair_margins(problem, coef_from_dual(problem, alpha, beta))
+    gradient = np.concatenate(dual_gradient(problem, alpha, beta, margins))
+    product_at_eta = gradient - linear
+    full = _dual_operator(problem)
+
+    def matvec(vector):
+        vector = np.ravel(vector)
+        return product_at_eta if np.array_equal(vector, eta) else full.matvec(vector)
+
+    operator = LinearOperator((2 * T, 2 * T), matvec=matvec, rmatvec=matvec, dtype=np.float64)
+    return qp_residuals(operator, linear, eta, lb=np.zeros(2 * T), ub=None, z_box=-gradient)
 
 
 def cvxpy_primal(problem: MLODMProblem):
     """CVXPY primal (eq. 15) in the coordinates of a factor ``K = L Lᵀ`` (``φ(x_i) ↦ L_i``):
     variables ``V`` (r × q, ``w_k ↦ V[:, k]``), ``xi``, ``eps``. Returns ``(cp.Problem, variables)``."""
-    factor = gram_factor(problem.gram)
+    factor = problem.factor()
     pairs = problem.pairs
     V = cp.Variable((factor.shape[1], pairs.n_labels))
     xi = cp.Variable(pairs.n_pairs)
@@ -161,7 +250,7 @@ def cvxpy_primal(problem: MLODMProblem):
 def cvxpy_dual(problem: MLODMProblem):
     """CVXPY dual (eq. 18) as a minimisation; the primal optimum is ``−problem.value``.
     Returns ``(cp.Problem, {"alpha", "beta"})``."""
-    factor = gram_factor(problem.gram)
+    factor = problem.factor()
     pairs = problem.pairs
     alpha = cp.Variable(pairs.n_pairs, nonneg=True)
     beta = cp.Variable(pairs.n_pairs, nonneg=True)
@@ -176,20 +265,31 @@ def cvxpy_dual(problem: MLODMProblem):
 
 
 def evaluate(problem: MLODMProblem, primal: dict, dual: dict | None = None) -> Evaluation:
-    """Grade a point: the primal objective (eq. 15) at ``w_k = Σ_i coef_ik φ(x_i)`` and, with a dual
-    point ``{"alpha", "beta"}``, minus the eq. 18 objective and the dual QP's KKT residuals.
+    """Grade a point: the primal objective (eq. 15) and, with a dual point ``{"alpha", "beta"}``,
+    minus the eq. 18 objective and the dual QP's KKT residuals.
 
-    ``primal = {"coef": (n, q)}``; when it is empty the coefficients are those the dual implies
-    (eq. 16/20). ``extra`` holds ``coef`` and the training scores ``K @ coef``.
+    ``primal = {"coef": (n, q)}`` (``w_k = Σ_i coef_ik φ(x_i)``), or for a
+    :class:`LinearMLODMProblem` also ``{"W": (d, q)}`` (any weights, not only those in the span of
+    the data); when it has neither, the coefficients the dual implies (eq. 16/20). ``extra`` holds
+    the training scores and, when known, ``coef``.
     """
-    if primal.get("coef") is None:
-        if dual is None:
-            raise ValueError("evaluate needs primal['coef'] or a dual point {'alpha', 'beta'}")
-        coef = coef_from_dual(problem, dual["alpha"], dual["beta"])
-    else:
+    weights = primal.get("W")
+    if primal.get("coef") is not None:
         coef = np.asarray(primal["coef"], dtype=np.float64)
-    scores = problem.gram @ coef
-    evaluation = Evaluation(primal_objective(problem, coef, scores), extra={"coef": coef, "scores": scores})
+    elif dual is not None:
+        coef = coef_from_dual(problem, dual["alpha"], dual["beta"])
+    elif weights is None:
+        raise ValueError("evaluate needs primal['coef'] (or ['W'] with the linear kernel) or a dual point")
+    else:
+        coef = None
+    if weights is not None and isinstance(problem, LinearMLODMProblem) and primal.get("coef") is None:
+        weights = np.asarray(weights, dtype=np.float64)
+        scores = np.asarray(problem.features @ weights)
+        value = _objective_at_scores(problem, 0.5 * float(np.sum(weights * weights)), scores)
+    else:
+        scores = problem.kernel_product(coef)
+        value = primal_objective(problem, coef, scores)
+    evaluation = Evaluation(value, extra={"coef": coef, "scores": scores})
     if dual is not None:
         alpha, beta = dual["alpha"], dual["beta"]
         evaluation.dual_objective = dual_objective(problem, alpha, beta)

@@ -64,14 +64,41 @@ CONSTRAINTS = ("soft", "hard")
 
 
 def alpha_interval(n_classes: int) -> tuple[float, float]:
-    """Open interval of α for which ``M = (1−α)I + α11ᵀ`` is positive definite."""
+    """Open interval of α for which ``M = (1−α)I + α11ᵀ`` is positive definite.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes K.
+    """
     return (-1.0 / (n_classes - 1) if n_classes > 1 else -np.inf), 1.0
 
 
 @dataclass(frozen=True)
 class OvNProblem:
     """Data of one OvN problem. ``features`` (optional, n × r with ``features featuresᵀ = gram``,
-    e.g. ``X`` for the linear kernel) replaces the eigen-factor of ``gram`` in CVXPY and MM."""
+    e.g. ``X`` for the linear kernel) replaces the eigen-factor of ``gram`` in CVXPY and MM.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix G.
+    Y : array of shape (n, K)
+        Class memberships (a sample may be in several classes or none).
+    alpha : float
+        Coupling α of soft w, in ``(−1/(K−1), 1)``.
+    beta : float
+        Hinge weight β > 0.
+    w_constraint : {"soft", "hard"}
+        Soft w (the α coupling term) or hard w (``Σ_k w_k = 0``).
+    b_constraint : {"soft", "hard"}
+        Hard b (``Σ_k b_k = 0``) or soft b (``+ γ_b (Σ_k b_k)²``).
+    gamma_b : float
+        Weight γ_b > 0 of the soft-b penalty ``γ_b (Σ_k b_k)²``.
+    features : array of shape (n, r) or None
+        Features with ``features featuresᵀ = gram`` (``X`` for the linear kernel), used instead of an
+        eigen-factor of the Gram matrix.
+    """
 
     gram: np.ndarray
     Y: np.ndarray
@@ -140,7 +167,13 @@ def _mask(problem: OvNProblem) -> np.ndarray:
 
 def primal_problem(problem: OvNProblem):
     """CVXPY primal in factor coordinates. Returns ``(cp.Problem, {"V", "b", "factor", "scores",
-    "regularizer"})``; training scores are ``factor @ V + b``."""
+    "regularizer"})``; training scores are ``factor @ V + b``.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    """
     factor = problem.factor()
     K = problem.n_classes
     V = cp.Variable((factor.shape[1], K))
@@ -164,7 +197,13 @@ def primal_problem(problem: OvNProblem):
 
 def dual_problem(problem: OvNProblem):
     """CVXPY dual as a minimisation of the negated dual objective. Returns
-    ``(cp.Problem, {"Lam", "nu"})``; ``Λ = Y ∘ Lam``; the dual optimum is ``−problem.value``."""
+    ``(cp.Problem, {"Lam", "nu"})``; ``Λ = Y ∘ Lam``; the dual optimum is ``−problem.value``.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    """
     factor = problem.factor()
     mask = _mask(problem)
     lam = cp.Variable(mask.shape, nonneg=True)
@@ -184,7 +223,17 @@ def _loss_terms(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> np.ndarray
 
 def primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float:
     """Canonical primal objective at ``W = ΦᵀA`` and ``b`` (ξ at its optimal value). Feasibility of
-    the hard constraints is reported by :func:`kkt_residuals`, not assumed."""
+    the hard constraints is reported by :func:`kkt_residuals`, not assumed.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    A : array of shape (n, K)
+        Coefficients, ``w_k = Σ_i A_ik φ(x_i)``.
+    b : array of shape (K,)
+        Biases.
+    """
     regularizer = 0.5 * float(np.sum((A.T @ problem.gram @ A) * problem.coupling))
     slack = np.maximum(0.0, _loss_terms(problem, A, b))
     value = regularizer + problem.beta * float(np.sum(_mask(problem) * slack))
@@ -196,7 +245,19 @@ def primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float
 def smoothed_primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray, epsilon: float) -> float:
     """The objective MM with the ε floor minimizes: the hinge ``r₊`` (``r = 1 − u``) replaced by
     ``h_ε(r) = min_{z≥ε} (r + z)²/(4z)`` = ``r₊`` for ``|r| ≥ ε``, ``(r + ε)²/(4ε)`` for ``|r| < ε``.
-    ``0 ≤ h_ε − r₊ ≤ ε/4``, so ``F ≤ F_ε ≤ F + βεT/4``."""
+    ``0 ≤ h_ε − r₊ ≤ ε/4``, so ``F ≤ F_ε ≤ F + βεT/4``.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    A : array of shape (n, K)
+        Coefficients.
+    b : array of shape (K,)
+        Biases.
+    epsilon : float
+        Floor ε > 0 of the smoothed hinge.
+    """
     r = _loss_terms(problem, A, b)
     smooth = np.where(np.abs(r) < epsilon, (r + epsilon) ** 2 / (4.0 * epsilon), np.maximum(r, 0.0))
     regularizer = 0.5 * float(np.sum((A.T @ problem.gram @ A) * problem.coupling))
@@ -208,7 +269,17 @@ def smoothed_primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray,
 
 def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None) -> float:
     """Dual objective (to maximise) at ``Λ`` (n × K, zero off the memberships); ``ν`` defaults to
-    the mean class mass. Equal masses are a constraint, checked by :func:`kkt_residuals`."""
+    the mean class mass. Equal masses are a constraint, checked by :func:`kkt_residuals`.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    Lam : array of shape (n, K)
+        Dual variables ``λ_ki`` (zero off the memberships).
+    nu : float or None
+        Common class mass ν of the equal-mass constraints (None: computed from Lam).
+    """
     Lam = _mask(problem) * Lam
     nu = float(Lam.sum(axis=0).mean()) if nu is None else float(nu)
     value = float(Lam.sum()) - 0.5 * float(np.sum((Lam.T @ problem.gram @ Lam) * problem.dual_metric))
@@ -218,13 +289,29 @@ def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None
 
 
 def coefficients_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
-    """``A = Λ S`` (so ``W = U M⁻¹`` or ``U P``)."""
+    """``A = Λ S`` (so ``W = U M⁻¹`` or ``U P``).
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    Lam : array of shape (n, K)
+        Dual variables ``λ_ki`` (zero off the memberships).
+    """
     return (_mask(problem) * Lam) @ problem.dual_metric
 
 
 def equalize_class_mass(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
     """A dual-feasible point near ``Λ``: each class scaled down to the smallest class mass (the box
-    ``[0, β]`` is kept because the scaling is ≤ 1), so its dual objective is a true lower bound."""
+    ``[0, β]`` is kept because the scaling is ≤ 1), so its dual objective is a true lower bound.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    Lam : array of shape (n, K)
+        Dual variables ``λ_ki`` (zero off the memberships).
+    """
     Lam = np.clip(_mask(problem) * Lam, 0.0, problem.beta)
     mass = Lam.sum(axis=0)
     target = float(mass.min()) if mass.size else 0.0
@@ -235,7 +322,13 @@ def equalize_class_mass(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
 def empty_class_solution(problem: OvNProblem):
     """Closed-form optimum when some class has no member, or ``None``. Then ``ν = 0``, ``Λ = 0``,
     ``W = 0``; biases ``b_k = 1`` on non-empty classes and the empty ones share ``−(#non-empty)``
-    so that ``Σ b = 0`` (optimal for soft b too). Primal = dual = 0."""
+    so that ``Σ b = 0`` (optimal for soft b too). Primal = dual = 0.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    """
     counts = np.asarray(problem.Y).sum(axis=0)
     empty = counts == 0
     if not np.any(empty):
@@ -249,7 +342,13 @@ def dual_qp(problem: OvNProblem) -> dict:
     """The dual as the standard-form QP of :func:`qp_residuals` over ``x = (λ_members, ν)``:
     minimise ``½xᵀPx + qᵀx`` with ``P = [[S_kl G_ij], p]`` (``p = 1/(2γ)`` soft b, else 0),
     ``q = (−1, 0)``, equalities ``Σ_{i∈C_k} λ_ki − ν = 0`` (multipliers: the biases ``b_k``),
-    bounds ``0 ≤ λ ≤ β`` and the implied ``0 ≤ ν ≤ β·min_k |C_k|``."""
+    bounds ``0 ≤ λ ≤ β`` and the implied ``0 ≤ ν ≤ β·min_k |C_k|``.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    """
     sample, cls = problem.members
     T, K = sample.size, problem.n_classes
     P = np.zeros((T + 1, T + 1))
@@ -266,14 +365,26 @@ def dual_qp(problem: OvNProblem) -> dict:
 
 def dual_metric_root(problem: OvNProblem) -> np.ndarray:
     """``R_S`` with ``R_S R_Sᵀ = S`` (the dual metric), from its eigen-decomposition (S is PSD; the
-    centring matrix of hard w is singular)."""
+    centring matrix of hard w is singular).
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    """
     eigenvalues, vectors = np.linalg.eigh(problem.dual_metric)
     return vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
 
 
 def dual_metric_coefficients(problem: OvNProblem) -> tuple[float, float]:
     """``(s₀, s₁)`` with ``S = s₀I + s₁11ᵀ``: soft w ``s₀ = 1/(1−α)``, ``s₁ = −α/((1−α)(1−α+Kα))``
-    (``M⁻¹``); hard w ``s₀ = 1``, ``s₁ = −1/K`` (the centring matrix; K = 1: ``S = 0``)."""
+    (``M⁻¹``); hard w ``s₀ = 1``, ``s₁ = −1/K`` (the centring matrix; K = 1: ``S = 0``).
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    """
     S = problem.dual_metric
     s1 = float(S[0, 1]) if S.shape[0] > 1 else 0.0
     return float(S[0, 0]) - s1, s1
@@ -281,7 +392,13 @@ def dual_metric_coefficients(problem: OvNProblem) -> tuple[float, float]:
 
 def dual_quadratic_factor(problem: OvNProblem) -> np.ndarray | None:
     """``Z`` (T × K·r) with ``ZZᵀ`` = the λ-block of :func:`dual_qp` (``S_kl ⟨f_i, f_j⟩``), from the
-    explicit ``features`` (rows ``kron(R_S[k], f_i)``); ``None`` without features."""
+    explicit ``features`` (rows ``kron(R_S[k], f_i)``); ``None`` without features.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    """
     if problem.features is None:
         return None
     sample, cls = problem.members
@@ -293,7 +410,21 @@ def kkt_residuals(problem: OvNProblem, Lam: np.ndarray, b: np.ndarray, nu: float
                   A: np.ndarray | None = None) -> dict[str, float]:
     """Scaled KKT residuals of :func:`dual_qp` at ``(Λ, ν)`` with the biases ``b`` as the equality
     multipliers; box multipliers are the implied ones ``z = −(Px + q + Aᵀb)``. With the primal
-    coefficients ``A`` given, ``hard_constraints`` adds the violation of ``Σb = 0`` / ``Σ_k A_ik = 0``."""
+    coefficients ``A`` given, ``hard_constraints`` adds the violation of ``Σb = 0`` / ``Σ_k A_ik = 0``.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    Lam : array of shape (n, K)
+        Dual variables ``λ_ki`` (zero off the memberships).
+    b : array of shape (K,)
+        Biases.
+    nu : float or None
+        Common class mass ν of the equal-mass constraints (None: computed from Lam).
+    A : array of shape (n, K) or None
+        Primal coefficients (default: ``Lam @ S``).
+    """
     sample, cls = problem.members
     Lam = _mask(problem) * Lam
     nu = float(Lam.sum(axis=0).mean()) if nu is None else float(nu)

@@ -33,12 +33,13 @@ from scipy.optimize import linprog
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import RankingPairs, check_scalar, ranking_pairs
+from mlsvm.formulations.evaluation import Evaluation, qp_residuals
 from mlsvm.kernels import check_gram, gram_factor
-from mlsvm.formulations.evaluation import qp_residuals
 
-__all__ = ["RankSVMProblem", "make_problem", "primal_problem", "dual_problem", "primal_objective",
-           "dual_objective", "dual_gradient", "decision_function", "bias_from_equality_multipliers",
-           "optimal_biases", "bias_from_kkt", "linear_minimizer", "kkt_residuals", "center_biases"]
+__all__ = ["RankSVMProblem", "make_problem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
+           "coef_from_dual", "primal_objective", "dual_objective", "dual_gradient", "decision_function",
+           "bias_from_equality_multipliers", "optimal_biases", "bias_from_kkt", "linear_minimizer",
+           "kkt_residuals", "center_biases", "restore_equalities"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class RankSVMProblem:
 
     ``incidence`` is ``D`` (T × nQ) and ``equality`` the Q × T matrix of the equalities
     (``equality @ α = Σ_i β_i``); both sparse with two non-zeros per column/row of a pair.
+    ``features`` (optional, n × d with ``features featuresᵀ = gram``: ``X`` for the linear kernel)
+    is a factor of the Gram matrix the solvers use when it is narrow (``"fast"`` reads its width).
     """
 
     gram: np.ndarray
@@ -56,6 +59,7 @@ class RankSVMProblem:
     incidence: sp.csr_matrix = field(repr=False)
     equality: sp.csr_matrix = field(repr=False)
     equality_transpose: sp.csr_matrix = field(repr=False)
+    features: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_samples(self) -> int:
@@ -82,24 +86,30 @@ class RankSVMProblem:
         return self.equality_transpose @ b
 
 
-def make_problem(gram, Y, C: float, *, check_psd: bool = True) -> RankSVMProblem:
+def make_problem(gram, Y, C: float, *, check_psd: bool = True, features=None) -> RankSVMProblem:
     """Validate and build a :class:`RankSVMProblem`.
 
     Raises ``ValueError`` for ``C ≤ 0``, a Gram matrix that is not symmetric PSD beyond round-off
-    (:func:`mlsvm.kernels.check_gram`), or a ``Y`` without any ranking pair.
+    (:func:`mlsvm.kernels.check_gram`), a ``Y`` without any ranking pair, or ``features`` whose
+    number of rows is not the Gram matrix's.
     """
     check_scalar(C, "C", low=0.0, low_open=True)
     gram = check_gram(gram, "gram") if check_psd else np.asarray(gram, dtype=np.float64)
     pairs = ranking_pairs(Y)
     if pairs.n_samples != gram.shape[0]:
         raise ValueError(f"Y has {pairs.n_samples} rows but the Gram matrix has {gram.shape[0]}")
+    if features is not None:
+        features = np.asarray(features, dtype=np.float64)
+        if features.ndim != 2 or features.shape[0] != gram.shape[0]:
+            raise ValueError(f"features must have shape ({gram.shape[0]}, d); got {features.shape}")
     q, T = pairs.n_labels, pairs.n_pairs
     incidence = pairs.gather_matrix("C")
     rows = np.repeat(np.arange(T), 2)
     signs = np.tile([1.0, -1.0], T)
     labels = np.column_stack([pairs.relevant, pairs.irrelevant]).ravel()
     equality = sp.csr_matrix((signs, (labels, rows)), shape=(q, T))
-    return RankSVMProblem(gram, pairs, float(C), C * pairs.weight, incidence, equality, equality.T.tocsr())
+    return RankSVMProblem(gram, pairs, float(C), C * pairs.weight, incidence, equality, equality.T.tocsr(),
+                          features)
 
 
 def center_biases(b: np.ndarray) -> np.ndarray:
@@ -109,7 +119,7 @@ def center_biases(b: np.ndarray) -> np.ndarray:
 
 
 # ---- CVXPY ground truths ------------------------------------------------------------------
-def primal_problem(problem: RankSVMProblem):
+def cvxpy_primal(problem: RankSVMProblem):
     """CVXPY primal (Problem 8 with ½). ``w_k`` in the coordinates of a factor ``K = L Lᵀ``:
     ``V`` (r × Q), training scores ``F = L V + 1bᵀ``. Returns ``(cp.Problem, variables)``."""
     factor = gram_factor(problem.gram)
@@ -123,27 +133,36 @@ def primal_problem(problem: RankSVMProblem):
     return cvx, {"V": V, "b": b, "xi": xi, "factor": factor}
 
 
-def dual_problem(problem: RankSVMProblem):
+def cvxpy_dual(problem: RankSVMProblem):
     """CVXPY dual (Problem 10) as the minimisation of ``½ Σ_k ‖Lᵀβ_k‖² − Σα``; dual optimum is
     ``−value``. Only the first Q − 1 equalities are imposed (the last is their negated sum; a
-    redundant row would make the interior-point KKT system singular). Returns
-    ``(cp.Problem, alpha, equality_constraint)``."""
+    redundant row would make the interior-point KKT system singular); they are
+    ``cp.Problem.constraints[2]``, whose multipliers are the biases
+    (:func:`bias_from_equality_multipliers`). Returns ``(cp.Problem, {"alpha"})``."""
     factor = gram_factor(problem.gram)
     alpha = cp.Variable(problem.n_pairs)
     beta = cp.reshape(problem.incidence.T @ alpha, (problem.n_samples, problem.n_labels), order="C")
     objective = 0.5 * cp.sum_squares(factor.T @ beta) - cp.sum(alpha)
     balance = cp.sum(beta, axis=0)[: problem.n_labels - 1] == 0
     cvx = cp.Problem(cp.Minimize(objective), [alpha >= 0, alpha <= problem.upper, balance])
-    return cvx, alpha, balance
+    return cvx, {"alpha": alpha}
 
 
 def bias_from_equality_multipliers(problem: RankSVMProblem, multipliers) -> np.ndarray:
-    """Biases from the multipliers of the Q − 1 equalities of :func:`dual_problem` (the last
+    """Biases from the multipliers of the Q − 1 equalities of :func:`cvxpy_dual` (the last
     label's bias is 0 before centring). CVXPY's Lagrangian adds ``νᵀ(Aα)`` to the minimised
     objective, so stationarity reads ``Pα − 1 + Aᵀν + z = 0`` and ``b = ν`` (KKT of Problem 8)."""
     nu = np.zeros(problem.n_labels)
     nu[: problem.n_labels - 1] = np.asarray(multipliers, dtype=np.float64).ravel()
     return center_biases(nu)
+
+
+def solution_from_cvxpy(problem: RankSVMProblem, cvx, variables) -> tuple[dict, dict]:
+    """``(primal, dual)`` of a solved :func:`cvxpy_dual`: α clipped to its box ``[0, u]``, the
+    biases from the equalities' multipliers, and the ``β`` that α implies."""
+    alpha = np.clip(np.asarray(variables["alpha"].value, dtype=np.float64), 0.0, problem.upper)
+    b = bias_from_equality_multipliers(problem, cvx.constraints[2].dual_value)
+    return {"beta": coef_from_dual(problem, alpha), "b": b}, {"alpha": alpha}
 
 
 # ---- numpy objectives ----------------------------------------------------------------------
@@ -153,6 +172,11 @@ def primal_objective(problem: RankSVMProblem, beta: np.ndarray, b: np.ndarray) -
     margins = problem.gather(kernel_beta + np.asarray(b)[None, :])
     slack = np.maximum(0.0, 1.0 - margins)
     return float(0.5 * np.sum(beta * kernel_beta) + problem.upper @ slack)
+
+
+def coef_from_dual(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
+    """Eq. (12)/(13): ``β = scatter(α)`` (n × Q), so ``w_k = Σ_i β_ki φ(x_i)``."""
+    return problem.scatter(alpha)
 
 
 def dual_objective(problem: RankSVMProblem, alpha: np.ndarray) -> float:
@@ -212,6 +236,25 @@ def bias_from_kkt(problem: RankSVMProblem, alpha: np.ndarray, rtol: float = 1e-6
     return center_biases(b)
 
 
+def restore_equalities(problem: RankSVMProblem, alpha: np.ndarray, slack: np.ndarray | None = None) -> np.ndarray:
+    """Remove the equality violation ``Aα`` left at the stop (≤ tol) by the weighted least-norm
+    correction ``Δ = −WAᵀ(AWAᵀ)⁺Aα``, ``W = diag(min(α, u − α))``: variables near a bound hardly
+    move, so ``α + Δ`` stays in the box for the tiny violations met here (clipped regardless).
+    It matters when the caller evaluates Problem 10 with the uncentred Gram matrix, where ``Aα``
+    enters multiplied by the mean feature vector (see :func:`mlsvm.solvers.rank_svm_ipm.interior_point`),
+    and for the dual objective as a bound: at an α off the equalities it may exceed the primal.
+    ``slack`` is ``u − α`` when a solver keeps it separately (more accurate near ``u``)."""
+    slack = problem.upper - alpha if slack is None else slack
+    weights = np.maximum(np.minimum(alpha, slack), 0.0)
+    balance = problem.equality @ alpha
+    scaled = problem.equality.multiply(weights[None, :]).tocsr()
+    correction = -weights * problem.equality_adjoint(np.linalg.pinv((scaled @ problem.equality.T).toarray()) @ balance)
+    corrected = np.clip(alpha + correction, 0.0, problem.upper)
+    if np.max(np.abs(problem.equality @ corrected)) < np.max(np.abs(balance)):
+        return corrected
+    return np.clip(alpha, 0.0, problem.upper)
+
+
 # ---- KKT residuals -------------------------------------------------------------------------
 def _operators(problem: RankSVMProblem):
     T = problem.n_pairs
@@ -230,3 +273,30 @@ def kkt_residuals(problem: RankSVMProblem, alpha: np.ndarray, b: np.ndarray) -> 
     z_box = -(dual_gradient(problem, alpha) + problem.equality_adjoint(b))
     return qp_residuals(hessian, -np.ones(problem.n_pairs), alpha, A=equality, b=np.zeros(problem.n_labels),
                         y=b, lb=np.zeros(problem.n_pairs), ub=problem.upper, z_box=z_box)
+
+
+def evaluate(problem: RankSVMProblem, primal: dict, dual: dict | None = None) -> Evaluation:
+    """Grade a point: the primal objective (Problem 8 with ½) at ``w_k = Σ_i β_ki φ(x_i)`` and
+    biases ``b`` and, with a dual point ``{"alpha"}``, the dual objective (Problem 10, a
+    maximisation) and the dual QP's KKT residuals with ``b`` as the equality multipliers.
+
+    ``primal = {"beta": (n, Q), "b": (Q,)}``; without ``beta`` the coefficients are those the dual
+    implies (eq. 12/13); ``b`` is required (the biases are part of the primal point). ``extra``
+    holds ``beta``, ``b`` and the training scores ``Kβ + 1bᵀ``.
+    """
+    if primal.get("b") is None:
+        raise ValueError("evaluate needs the biases primal['b']")
+    b = np.asarray(primal["b"], dtype=np.float64)
+    if primal.get("beta") is None:
+        if dual is None:
+            raise ValueError("evaluate needs primal['beta'] or a dual point {'alpha'}")
+        beta = coef_from_dual(problem, dual["alpha"])
+    else:
+        beta = np.asarray(primal["beta"], dtype=np.float64)
+    scores = decision_function(beta, b, problem.gram)
+    evaluation = Evaluation(primal_objective(problem, beta, b), extra={"beta": beta, "b": b, "scores": scores})
+    if dual is not None:
+        alpha = np.asarray(dual["alpha"], dtype=np.float64)
+        evaluation.dual_objective = dual_objective(problem, alpha)
+        evaluation.kkt = kkt_residuals(problem, alpha, b)
+    return evaluation

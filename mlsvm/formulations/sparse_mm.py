@@ -44,7 +44,18 @@ PINV_RTOL = 1e-12
 def check_correlation(R=None, P=None, n_labels: int = 1) -> np.ndarray:
     """Validate the label prior and return R (k × k, symmetric positive definite).
 
-    ``P`` (invertible, k × k) gives ``R = PᵀP``; ``R`` is taken as is; neither gives ``I``."""
+    ``P`` (invertible, k × k) gives ``R = PᵀP``; ``R`` is taken as is; neither gives ``I``.
+
+    Parameters
+    ----------
+    R : array of shape (q, q) or None
+        Label-correlation matrix ``R = PᵀP`` of SM3L (symmetric positive definite); None means the
+        identity.
+    P : array of shape (q, q) or None
+        Label-correlation prior with ``R = PᵀP`` (give R or P, not both).
+    n_labels : int
+        Number of labels q.
+    """
     if R is not None and P is not None:
         raise ValueError("give either R or P (R = PᵀP), not both")
     if P is not None:
@@ -73,7 +84,15 @@ def check_correlation(R=None, P=None, n_labels: int = 1) -> np.ndarray:
 
 @dataclass(frozen=True)
 class MarginOperator:
-    """The loss ``weight · Σ_Ω max(0, 1 + T(F))²`` of one model, T linear, Ω = ``mask``."""
+    """The loss ``weight · Σ_Ω max(0, 1 + T(F))²`` of one model, T linear, Ω = ``mask``.
+
+    Parameters
+    ----------
+    model : {"sm3l", "smsvm"}
+        Which margin map.
+    Y : ndarray
+        SM3L: (n, q) indicator; SMSVM: (n,) class indices.
+    """
 
     model: str
     Y: np.ndarray  # (n, k) {0,1}
@@ -135,7 +154,24 @@ class MarginOperator:
 
 @dataclass(frozen=True)
 class SparseMMProblem:
-    """One SMSVM / SM3L instance: full training Gram matrix, labels, λ, basis J and R."""
+    """One SMSVM / SM3L instance: full training Gram matrix, labels, λ, basis J and R.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix.
+    Y : ndarray
+        SM3L: (n, q) indicator; SMSVM: (n,) class indices.
+    lam : float
+        Regularisation weight λ > 0.
+    model : {"sm3l", "smsvm"}
+        Which model.
+    basis : array of int or None
+        Basis set J (None: all training points).
+    R : array of shape (q, q) or None
+        Label-correlation matrix ``R = PᵀP`` of SM3L (symmetric positive definite); None means the
+        identity.
+    """
 
     gram: np.ndarray
     Y: np.ndarray
@@ -171,7 +207,13 @@ class SparseMMProblem:
 
 def nystrom_factor(problem: SparseMMProblem):
     """``(Z, to_coef)``: ``Z = K_J V s^{-1/2}`` (n × r) with ``Z Zᵀ = Q_J``, and ``to_coef`` (d × r)
-    mapping coordinates ``C`` (with ``F = Z C``, ``Σ‖w_r‖²``-metric ``CᵀC``) to ``A = to_coef C``."""
+    mapping coordinates ``C`` (with ``F = Z C``, ``Σ‖w_r‖²``-metric ``CᵀC``) to ``A = to_coef C``.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem data (validated formulation object).
+    """
     s, V = np.linalg.eigh(problem.K_JJ)
     keep = s > PINV_RTOL * max(s[-1], 0.0)
     to_coef = V[:, keep] / np.sqrt(s[keep])
@@ -186,7 +228,13 @@ def _weighted_norm(matrix, R) -> cp.Expression:
 def primal_problem(problem: SparseMMProblem):
     """CVXPY primal in the coordinates ``C`` of :func:`nystrom_factor` (then ``A = to_coef C``).
 
-    ``λ/2 tr(R⁻¹AᵀK_JJA) = λ/2 tr(C R⁻¹ Cᵀ)``. Returns ``(cp.Problem, {"C", "to_coef"})``."""
+    ``λ/2 tr(R⁻¹AᵀK_JJA) = λ/2 tr(C R⁻¹ Cᵀ)``. Returns ``(cp.Problem, {"C", "to_coef"})``.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem data (validated formulation object).
+    """
     Z, to_coef = nystrom_factor(problem)
     ops = problem.margins
     C = cp.Variable((Z.shape[1], problem.Y.shape[1]))
@@ -205,7 +253,13 @@ def primal_problem(problem: SparseMMProblem):
 
 def dual_problem(problem: SparseMMProblem):
     """CVXPY dual as a minimisation of the negated dual objective; the dual optimum is
-    ``−problem.value``. Returns ``(cp.Problem, mu)`` with μ (n × k), 0 outside Ω."""
+    ``−problem.value``. Returns ``(cp.Problem, mu)`` with μ (n × k), 0 outside Ω.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem data (validated formulation object).
+    """
     Z, _ = nystrom_factor(problem)
     ops = problem.margins
     n, k = problem.Y.shape
@@ -227,7 +281,15 @@ def dual_problem(problem: SparseMMProblem):
 
 
 def primal_objective(problem: SparseMMProblem, A: np.ndarray) -> float:
-    """(3.10) / (4.22) at coefficients ``A`` (d × k) on the basis J."""
+    """(3.10) / (4.22) at coefficients ``A`` (d × k) on the basis J.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem data (validated formulation object).
+    A : array of shape (n_basis, k)
+        Coefficients on the basis.
+    """
     ops = problem.margins
     xi = ops.slack(problem.K_J @ A)
     regularizer = 0.5 * problem.lam * float(np.sum((problem.K_JJ @ A) * (A @ problem.R_inv)))
@@ -235,7 +297,15 @@ def primal_objective(problem: SparseMMProblem, A: np.ndarray) -> float:
 
 
 def dual_objective(problem: SparseMMProblem, mu: np.ndarray) -> float:
-    """The derived dual (to maximise) at ``mu`` (n × k)."""
+    """The derived dual (to maximise) at ``mu`` (n × k).
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem data (validated formulation object).
+    mu : array of shape (n, k)
+        Multipliers μ ≥ 0 on Ω.
+    """
     ops = problem.margins
     mu = np.where(ops.mask, mu, 0.0)
     Z, _ = nystrom_factor(problem)
@@ -245,12 +315,28 @@ def dual_objective(problem: SparseMMProblem, mu: np.ndarray) -> float:
 
 
 def multipliers_from_primal(problem: SparseMMProblem, A: np.ndarray) -> np.ndarray:
-    """The KKT multipliers a primal point implies: ``μ = 2c·ξ``."""
+    """The KKT multipliers a primal point implies: ``μ = 2c·ξ``.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem data (validated formulation object).
+    A : array of shape (n_basis, k)
+        Coefficients on the basis.
+    """
     return 2 * problem.margins.weight * problem.margins.slack(problem.K_J @ A)
 
 
 def coefficients_from_dual(problem: SparseMMProblem, mu: np.ndarray) -> np.ndarray:
-    """The dual → primal map ``A = −(1/λ) K_JJ⁺ K_Jᵀ Tᵀ(μ) R`` (the minimum-norm A)."""
+    """The dual → primal map ``A = −(1/λ) K_JJ⁺ K_Jᵀ Tᵀ(μ) R`` (the minimum-norm A).
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem data (validated formulation object).
+    mu : array of shape (n, k)
+        Multipliers μ ≥ 0 on Ω.
+    """
     Z, to_coef = nystrom_factor(problem)
     return -(to_coef @ (Z.T @ problem.margins.adjoint(mu))) @ problem.R / problem.lam
 
@@ -261,7 +347,17 @@ def kkt_residuals(problem: SparseMMProblem, A: np.ndarray, mu: np.ndarray | None
     * ``stationarity``: ``λ K_JJ A R⁻¹ + K_Jᵀ Tᵀ(μ)`` (gradient of the Lagrangian in A)
     * ``multiplier``: ``μ − 2c ξ(A)`` (stationarity in ξ, which also gives complementarity)
     * ``dual``: ``(−μ)₊`` and μ outside Ω;  ``gap``: primal − dual, relative.
+
     Each is divided by ``1 +`` the largest ∞-norm of the terms it is made of.
+
+    Parameters
+    ----------
+    problem : SparseMMProblem
+        The problem data (validated formulation object).
+    A : array of shape (n_basis, k)
+        Coefficients on the basis.
+    mu : ndarray or None
+        Multipliers on Ω (None: the implied ones).
     """
     ops = problem.margins
     implied = multipliers_from_primal(problem, A)

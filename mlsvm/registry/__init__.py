@@ -39,6 +39,19 @@ class SolverSpec:
     ``run(problem, *, tol, max_iter, **options) -> SolverResult``; ``options`` names the estimator
     parameters it reads besides ``tol`` and ``max_iter`` (e.g. ``random_state``, ``cvxpy_solver``),
     each passed by keyword. ``summary`` is the one line the CLI's help and the docs show.
+
+    Parameters
+    ----------
+    name : str
+        Solver name (the estimator's ``solver=``).
+    run : callable
+        ``run(problem, *, tol, max_iter, **options) -> SolverResult``.
+    grade : {"exact", "certified"}
+        How ``mlsvm verify`` grades it (the tolerance row).
+    summary : str
+        One line for the CLI's help and the docs.
+    options : tuple of str
+        Estimator parameters it reads besides tol and max_iter.
     """
 
     name: str
@@ -59,6 +72,21 @@ class ModelSpec:
     ``resolve_fast(problem) -> str`` names the solver ``"fast"`` runs on that problem;
     ``check_options(options)`` rejects an invalid solver option (e.g. mLODM's ``subproblem``)
     whichever solver runs, as scikit-learn validates every parameter at ``fit``.
+
+    Parameters
+    ----------
+    name : str
+        Model name.
+    formulation : module
+        Its module of :mod:`mlsvm.formulations`.
+    solvers : dict
+        Solver name → :class:`SolverSpec`.
+    resolve_fast : callable
+        ``resolve_fast(problem) -> str``: the solver ``"fast"`` runs on that problem.
+    fast_summary : str
+        What ``"fast"`` resolves to, in words.
+    check_options : callable or None
+        Rejects an invalid solver option whichever solver runs.
     """
 
     name: str
@@ -81,12 +109,24 @@ class ModelSpec:
 
 
 def normalize_model_name(name: str) -> str:
-    """``"rank-svm"``, ``"Rank_SVM"`` → ``"rank_svm"`` (the CLI accepts either spelling)."""
+    """``"rank-svm"``, ``"Rank_SVM"`` → ``"rank_svm"`` (the CLI accepts either spelling).
+
+    Parameters
+    ----------
+    name : str
+        A model or estimator name, e.g. ``"MLODM"``, ``"matrix-svm"``.
+    """
     return str(name).strip().lower().replace("-", "_")
 
 
 def model(name: str) -> ModelSpec:
-    """The registry table of one model (``ValueError`` naming the known models otherwise)."""
+    """The registry table of one model (``ValueError`` naming the known models otherwise).
+
+    Parameters
+    ----------
+    name : str
+        Model name (any spelling :func:`normalize_model_name` accepts).
+    """
     key = normalize_model_name(name)
     if key not in MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}; known models: {', '.join(MODEL_NAMES)}")
@@ -94,13 +134,31 @@ def model(name: str) -> ModelSpec:
 
 
 def all_models() -> list[ModelSpec]:
+    """The registry entry of every model, in the order of ``MODEL_NAMES``."""
     return [model(name) for name in MODEL_NAMES]
 
 
 def run(spec: ModelSpec, problem, *, solver: str, tol: float, max_iter: int, **options) -> tuple[str, SolverResult]:
     """Resolve ``solver`` on ``problem`` and run it; returns ``(name that ran, result)``.
     ``options`` may hold more than the solver reads (an estimator passes all its parameters):
-    each solver takes only its own."""
+    each solver takes only its own.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The model's registry entry.
+    problem : object
+        The formulation's problem.
+    solver : str
+        Solver name, or ``"fast"``.
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    **options
+        Estimator parameters; each solver takes only its own.
+    """
     if spec.check_options is not None:
         spec.check_options(options)
     name = spec.resolve(solver, problem)

@@ -4,12 +4,16 @@ interior point batched over labels, in closed form (least squares, eq. 14), or b
 
 ``"fast"``: the closed form for the squared loss; the interior point for the hinge on the linear
 kernel without A when ``d + 1 ≤ MAX_WIDTH`` (K̄ has rank d + 1, where gradient methods are
-sublinear); accelerated proximal gradient otherwise.
+sublinear); otherwise accelerated proximal gradient, handing over to the interior point when it
+is still short of the tolerance after ``APG_BEFORE_IPM`` iterations (ill-conditioned kernels).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations import matrix_svm
 from mlsvm.kernels import gram_factor
@@ -18,6 +22,7 @@ from mlsvm.solvers.cvxpy_tools import solve_cvxpy
 from mlsvm.solvers.matrix_svm_agd import solve_dual_agd
 from mlsvm.solvers.matrix_svm_closed_form import solve_least_squares
 from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH, interior_point_box
+from mlsvm.solvers.result import warn_not_converged
 
 #: "apg" without A: labels whose gap is small or has stalled get an active-set polish every this
 #: many iterations (docs/matrix_svm.md has the measurements behind the three constants)
@@ -26,6 +31,11 @@ FAST_POLISH_EVERY = 10
 FAST_START = 0.5
 #: the interior point needs few iterations; ``max_iter``'s default is sized for the gradient methods
 IPM_MAX_ITER = 200
+#: "fast" on a kernel: accelerated gradient first (tens of iterations on well-scaled data); past
+#: this many iterations the problem is ill-conditioned (raw features, a high-degree poly kernel)
+#: and the interior point, whose iteration count does not depend on conditioning, takes over
+#: when its Newton systems fit (n + 1 ≤ MAX_WIDTH)
+APG_BEFORE_IPM = 1000
 
 
 def apg_options(problem: matrix_svm.MatrixSVMProblem) -> dict:
@@ -67,6 +77,30 @@ def _ipm(problem, *, tol, max_iter):
                               certificate=_certificate(problem), name="MatrixSVM(solver='ipm')")
 
 
+def _apg_then_ipm(problem, *, tol, max_iter):
+    """``"apg"`` for at most :data:`APG_BEFORE_IPM` iterations, then the interior point (hinge, no
+    A, n + 1 ≤ MAX_WIDTH), else ``"apg"`` on from where it stopped, to ``max_iter`` in all."""
+    budget = min(max_iter, APG_BEFORE_IPM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # the next stage decides
+        first = _apg(problem, tol=tol, max_iter=budget)
+    if first.converged or budget == max_iter:
+        if not first.converged:
+            warn_not_converged("MatrixSVM(solver='fast': apg)", first.stop_rule, first.stop_value, tol, max_iter)
+        return first
+    if problem.loss == "hinge" and problem.correlation is None and problem.n_samples + 1 <= MAX_WIDTH:
+        second = _ipm(problem, tol=tol, max_iter=max_iter - budget)
+    else:
+        second = solve_dual_agd(problem.gram_bar, problem.signed, problem.C, correlation=problem.correlation,
+                                loss=problem.loss, **{**apg_options(problem), "alpha0": first.dual["alpha"]},
+                                tol=tol, max_iter=max_iter - budget, certificate=_certificate(problem),
+                                name="MatrixSVM(solver='fast': apg)")
+    second.n_iter += first.n_iter
+    second.solve_time += first.solve_time
+    second.stop_rule = f"apg ({first.n_iter} iterations), then {second.solver}: {second.stop_rule}"
+    return second
+
+
 def _closed_form(problem, *, tol, max_iter):
     if problem.loss != "squared":
         raise ValueError(f"solver='closed-form' solves loss='squared'; got loss={problem.loss!r}")
@@ -83,7 +117,7 @@ def _resolve_fast(problem) -> str:
     if (problem.features is not None and problem.correlation is None
             and problem.features.shape[1] + 1 <= MAX_WIDTH):
         return "ipm"
-    return "apg"
+    return "apg-ipm"
 
 
 MODEL = ModelSpec(
@@ -94,6 +128,9 @@ MODEL = ModelSpec(
                           "systems of size rank(K) + 1 (hinge, no A)"),
         "apg": SolverSpec("apg", _apg, EXACT, "accelerated proximal gradient with exact Lipschitz "
                           "constant, restart, bias prox and active-set polishing"),
+        "apg-ipm": SolverSpec("apg-ipm", _apg_then_ipm, EXACT,
+                              f"'apg' for up to {APG_BEFORE_IPM} iterations, then 'ipm' (hinge, no A, "
+                              f"n + 1 ≤ {MAX_WIDTH}) or 'apg' on"),
         "agd": SolverSpec("agd", _agd, EXACT, "paper Alg. 1 as printed (step 1/‖K̄‖_F, from 0)"),
         "closed-form": SolverSpec("closed-form", _closed_form, EXACT,
                                   "least squares (eq. 14): one linear system"),
@@ -101,5 +138,6 @@ MODEL = ModelSpec(
                             options=("cvxpy_solver",)),
     },
     resolve_fast=_resolve_fast,
-    fast_summary="'closed-form' (squared loss), 'ipm' (hinge, linear kernel, no A, d + 1 ≤ MAX_WIDTH), else 'apg'",
+    fast_summary="'closed-form' (squared loss), 'ipm' (hinge, linear kernel, no A, d + 1 ≤ MAX_WIDTH), "
+                 "else 'apg-ipm'",
 )

@@ -36,7 +36,21 @@ PAPERS = {
 
 @dataclass
 class Row:
-    """One reproduced number: ``ours`` beside ``paper`` (``None`` when the paper has none)."""
+    """One reproduced number: ``ours`` beside ``paper`` (``None`` when the paper has none).
+
+    Parameters
+    ----------
+    experiment : str
+        What was run.
+    metric : str
+        Metric name.
+    ours : float
+        Our value.
+    paper : float or None
+        The paper's value, if it gives one.
+    settings : str
+        Every setting used.
+    """
 
     experiment: str
     metric: str
@@ -60,13 +74,45 @@ def _metrics(model, X, Y) -> dict:
 
 
 def evaluate_split(make_model, X_train, Y_train, X_test, Y_test, scaler=None) -> dict:
-    """Every metric of one train/test run; ``scaler`` (fitted on the training part only) optional."""
+    """Every metric of one train/test run; ``scaler`` (fitted on the training part only) optional.
+
+    Parameters
+    ----------
+    make_model : callable
+        Returns a fresh, unfitted estimator.
+    X_train : ndarray
+        Training features.
+    Y_train : ndarray
+        Training labels.
+    X_test : ndarray
+        Test features.
+    Y_test : ndarray
+        Test labels.
+    scaler : transformer or None
+        Feature scaler fitted on each training part (e.g. ``MinMaxScaler``), or None.
+    """
     model = make_model() if scaler is None else make_pipeline(scaler, make_model())
     return _metrics(model.fit(X_train, Y_train), X_test, Y_test)
 
 
 def evaluate_cv(make_model, X, Y, folds: int, seed: int = 0, scaler=None) -> dict:
-    """Mean of every metric over shuffled k-fold CV (``KFold(folds, shuffle=True, random_state=seed)``)."""
+    """Mean of every metric over shuffled k-fold CV (``KFold(folds, shuffle=True, random_state=seed)``).
+
+    Parameters
+    ----------
+    make_model : callable
+        Returns a fresh, unfitted estimator.
+    X : array of shape (n, d)
+        Feature matrix.
+    Y : array of shape (n, q)
+        Label indicator in {0, 1}.
+    folds : int
+        Number of folds.
+    seed : int
+        Shuffling seed.
+    scaler : transformer or None
+        Feature scaler fitted on each training part (e.g. ``MinMaxScaler``), or None.
+    """
     results = [evaluate_split(make_model, X[train], Y[train], X[test], Y[test],
                               None if scaler is None else _fresh(scaler))
                for train, test in KFold(folds, shuffle=True, random_state=seed).split(X)]
@@ -80,7 +126,15 @@ def _fresh(scaler):
 
 
 def run_paper(paper: str, quick: bool = True):
-    """Run a paper's experiments; returns ``(module, rows, seconds)``."""
+    """Run a paper's experiments; returns ``(module, rows, seconds)``.
+
+    Parameters
+    ----------
+    paper : str
+        Paper key: ``rank-svm``, ``ovn``, ``sparse-mm``, ``mlodm`` or ``matrix-svm``.
+    quick : bool
+        The small (quick) problem set or protocol instead of the full one.
+    """
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {sorted(PAPERS)}; got {paper!r}")
     module = importlib.import_module(PAPERS[paper])
@@ -94,7 +148,23 @@ def _cell(value) -> str:
 
 
 def render_markdown(paper: str, module, rows: list[Row], seconds: float, quick: bool, figures: str = "") -> str:
-    """The report; ``figures``: a markdown section appended after the results (see :func:`reproduce`)."""
+    """The report; ``figures``: a markdown section appended after the results (see :func:`reproduce`).
+
+    Parameters
+    ----------
+    paper : str
+        Paper key: ``rank-svm``, ``ovn``, ``sparse-mm``, ``mlodm`` or ``matrix-svm``.
+    module : module
+        The paper's reproduction module (its title and protocol text).
+    rows : list of Row
+        Result rows.
+    seconds : float
+        Run time.
+    quick : bool
+        The small (quick) problem set or protocol instead of the full one.
+    figures : str
+        Markdown of the figures.
+    """
     from mlsvm import __version__
 
     lines = [f"# Reproduction: {module.TITLE}", "",
@@ -113,14 +183,32 @@ def render_markdown(paper: str, module, rows: list[Row], seconds: float, quick: 
 
 
 def write_report(path, text: str) -> None:
-    """Write the report atomically (temporary name, then rename)."""
+    """Write the report atomically (temporary name, then rename).
+
+    Parameters
+    ----------
+    path : str or Path
+        File path.
+    text : str
+        Markdown text.
+    """
     atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
 
 
 def reproduce(paper: str, out_dir, quick: bool = True):
     """Run ``paper``'s experiments, write its figures (PNG, when matplotlib is installed) and then
     ``out_dir/reproduce-PAPER.md`` linking them; every file is written atomically.
-    Returns ``(path, text)``."""
+    Returns ``(path, text)``.
+
+    Parameters
+    ----------
+    paper : str
+        Paper key: ``rank-svm``, ``ovn``, ``sparse-mm``, ``mlodm`` or ``matrix-svm``.
+    out_dir : str or Path
+        Output directory.
+    quick : bool
+        The small (quick) problem set or protocol instead of the full one.
+    """
     from pathlib import Path
 
     from mlsvm.reproduce.figures import write_figures

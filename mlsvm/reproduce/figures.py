@@ -44,7 +44,7 @@ def _rank_svm():
     runs = _histories({"ipm (fast, linear kernel)": RankSVM(C=1.0, solver="ipm").fit(X, Y),
                        "alm (fast, other kernels)": RankSVM(C=1.0, solver="alm").fit(X, Y)})
     frank_wolfe = RankSVM(C=1.0, solver="frank-wolfe", tol=1e-3, max_iter=2000).fit(X, Y).fit_report_.history
-    runs["frank-wolfe (dual objective, FW gap)"] = {"objective": frank_wolfe["dual_objective"],
+    runs["frank-wolfe (dual objective, FW gap)"] = {"objective": frank_wolfe["dual"],
                                                     "gap": frank_wolfe["fw_gap"]}
     return [("convergence", "Rank-SVM solvers on a toy multilabel problem (60 × 5, 4 labels, linear, C = 1): "
              "relative gap of the interior point and the ALM, dual objective and FW gap of Frank–Wolfe",
@@ -117,7 +117,13 @@ FIGURES = {"rank-svm": _rank_svm, "ovn": _ovn, "sparse-mm": _sparse_mm, "mlodm":
 
 
 def paper_figures(paper: str):
-    """The figures of one paper's report: ``[(stem, caption, Figure), …]`` (needs matplotlib)."""
+    """The figures of one paper's report: ``[(stem, caption, Figure), …]`` (needs matplotlib).
+
+    Parameters
+    ----------
+    paper : str
+        Paper key: ``rank-svm``, ``ovn``, ``sparse-mm``, ``mlodm`` or ``matrix-svm``.
+    """
     if paper not in FIGURES:
         raise ValueError(f"paper must be one of {sorted(FIGURES)}; got {paper!r}")
     return FIGURES[paper]()
@@ -125,7 +131,15 @@ def paper_figures(paper: str):
 
 def write_figures(paper: str, out_dir) -> str:
     """Save the paper's figures as ``reproduce-PAPER-STEM.png`` in ``out_dir`` and return the
-    markdown section linking them (relative paths). Without matplotlib: a note that they were skipped."""
+    markdown section linking them (relative paths). Without matplotlib: a note that they were skipped.
+
+    Parameters
+    ----------
+    paper : str
+        Paper key: ``rank-svm``, ``ovn``, ``sparse-mm``, ``mlodm`` or ``matrix-svm``.
+    out_dir : str or Path
+        Output directory.
+    """
     from mlsvm.plot import _matplotlib, save_figure
 
     try:

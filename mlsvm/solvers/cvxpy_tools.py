@@ -56,6 +56,15 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
     interior-point method can stop on "insufficient progress" on a degenerate but well-posed
     problem, e.g. a dual with duplicated basis points); every answer taken is still ``optimal``.
     ``options`` override the defaults.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        The problem to solve.
+    solver : str
+        Backend name.
+    **options
+        Backend options overriding the tight settings.
     """
     if isinstance(solver, (tuple, list)):
         return solve_first_optimal(lambda: problem, solver, **options)[1]
@@ -79,7 +88,17 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
 def solve_first_optimal(build, backends, **options):
     """Solve ``build()`` with each backend in turn (a fresh build each time: ``build`` may return
     ``(problem, variables)``); return ``(built, value, backend)`` for the first that answers
-    ``optimal``. Raises :class:`GroundTruthError` quoting every failure when none does."""
+    ``optimal``. Raises :class:`GroundTruthError` quoting every failure when none does.
+
+    Parameters
+    ----------
+    build : callable
+        Returns ``(cp.Problem, ...)``; called once per backend.
+    backends : sequence of str
+        Backends tried in turn.
+    **options
+        Passed to :func:`solve`.
+    """
     backends = (backends,) if isinstance(backends, str) else tuple(backends)
     failures = []
     for backend in backends:
@@ -94,7 +113,17 @@ def solve_first_optimal(build, backends, **options):
 
 @dataclass(frozen=True)
 class BackendAgreement:
-    """Optimal values of one problem under two backends and their relative difference."""
+    """Optimal values of one problem under two backends and their relative difference.
+
+    Parameters
+    ----------
+    values : dict
+        Backend → optimal value.
+    relative_difference : float
+        ``|a − b| / max(1, |a|, |b|)`` against the reference.
+    solve_time : dict
+        Backend → seconds.
+    """
 
     values: dict
     relative_difference: float
@@ -106,6 +135,15 @@ def solve_checked(build, solvers=(REFERENCE_BACKEND, CROSSCHECK_BACKEND), rtol: 
 
     Raises :class:`GroundTruthError` when the optimal values differ by more than ``rtol``
     (relative, :func:`relative_difference`): a ground truth must be confirmed before it is trusted.
+
+    Parameters
+    ----------
+    build : callable
+        Returns ``(cp.Problem, ...)``; called once per backend.
+    solvers : tuple of str
+        The backends that must agree.
+    rtol : float
+        Relative tolerance.
     """
     values, times = {}, {}
     for solver in solvers:
@@ -129,6 +167,15 @@ def solve_cvxpy(formulation, problem, cvxpy_solver: str = REFERENCE_BACKEND) -> 
     certificate: when the backend still returned a point (``optimal_inaccurate``) the result has
     ``converged=False`` and a ``ConvergenceWarning`` names the status; with no point at all,
     :class:`GroundTruthError`.
+
+    Parameters
+    ----------
+    formulation : module
+        A module of :mod:`mlsvm.formulations`.
+    problem : object
+        Its problem.
+    cvxpy_solver : str
+        Backend name.
     """
     start = time.perf_counter()
     cvx, variables = formulation.cvxpy_dual(problem)
@@ -153,6 +200,16 @@ def solve_cvxpy(formulation, problem, cvxpy_solver: str = REFERENCE_BACKEND) -> 
 
 def variable_value(variable, lower=None, upper=None) -> np.ndarray:
     """A CVXPY variable's value as a float array, clipped to ``[lower, upper]`` (interior-point
-    round-off may leave a bound by ~1e-10; the residuals grade the clipped point)."""
+    round-off may leave a bound by ~1e-10; the residuals grade the clipped point).
+
+    Parameters
+    ----------
+    variable : cvxpy.Variable
+        A variable of a solved problem.
+    lower : float or None
+        Lower clip bound.
+    upper : float or None
+        Upper clip bound.
+    """
     value = np.asarray(variable.value, dtype=np.float64)
     return value if lower is None and upper is None else np.clip(value, lower, upper)

@@ -67,7 +67,13 @@ POLISH_STEPS = 20
 
 
 def lambda_max(matrix: np.ndarray) -> float:
-    """Largest eigenvalue of a symmetric PSD matrix: dense ``eigvalsh`` for n ≤ 200, else Lanczos."""
+    """Largest eigenvalue of a symmetric PSD matrix: dense ``eigvalsh`` for n ≤ 200, else Lanczos.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        A symmetric matrix.
+    """
     n = matrix.shape[0]
     if n <= 200:
         return float(np.linalg.eigvalsh(matrix)[-1])
@@ -77,7 +83,19 @@ def lambda_max(matrix: np.ndarray) -> float:
 
 def lipschitz_constant(gram_bar: np.ndarray, label_gram: np.ndarray | None, ridge: float,
                        rule: str | float = "exact") -> float:
-    """``L`` of the module docstring for ``rule`` = "exact", "frobenius" or a given number."""
+    """``L`` of the module docstring for ``rule`` = "exact", "frobenius" or a given number.
+
+    Parameters
+    ----------
+    gram_bar : array of shape (n, n)
+        ``K̄ = K + 11ᵀ``, the Gram matrix of the features augmented by a column of ones.
+    label_gram : array of shape (q, q) or None
+        ``M = AᵀA`` (None: identity).
+    ridge : float
+        Curvature ``1/(2C)`` of the least-squares term (0 for the hinge).
+    rule : "exact", "frobenius" or float
+        ``λ_max`` (exact), the paper's ``‖K̄‖_F`` bound, or a given constant.
+    """
     if not isinstance(rule, str):
         if not (np.isfinite(rule) and rule > 0):
             raise ValueError(f"lipschitz must be 'exact', 'frobenius' or a positive number; got {rule!r}")
@@ -108,6 +126,43 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
     iteration. ``certificate(alpha) -> float`` (optional): the largest scaled KKT residual the
     point will be graded on; the run stops only when it too is ``≤ tol`` (:class:`CertifiedStop`:
     otherwise every block's gap target is divided by 10 and the blocks go on).
+
+    Parameters
+    ----------
+    gram_bar : array of shape (n, n)
+        ``K̄ = K + 11ᵀ``, the Gram matrix of the features augmented by a column of ones.
+    signed : array of shape (n, q)
+        Signed labels ``Ys = 2Y − 1``.
+    C : float
+        Regularisation constant (> 0) of the formulation, with the scaling of its objective above.
+    correlation : array of shape (q, q) or None
+        Label-correlation matrix A of the MLRL extension (eq. 10); None means the identity.
+    loss : {"hinge", "squared"}
+        Hinge loss (eq. 1) or least squares (eq. 12).
+    lipschitz : "exact", "frobenius" or float
+        Step rule (see :func:`lipschitz_constant`).
+    restart : bool
+        Adaptive restart of the momentum.
+    clip_extrapolation : bool
+        Clip the extrapolated point to the box (Alg. 1 as printed).
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    polish_every : int
+        Attempt the active-set polish every this many iterations (0: never).
+    split_bias : bool
+        Move the rank-one bias term into the proximal step.
+    alpha0 : ndarray or None
+        Warm start for the dual variables (feasible), or None for the solver's default start.
+    certificate : callable or None
+        Computes the largest scaled KKT residual of a point (see
+        :class:`mlsvm.solvers.result.CertifiedStop`); None: the solver stops on its own gap alone.
+    callback : callable or None
+        Called once per iteration, for monitoring only (it does not change the iterates).
+    name : str
+        Solver name in the result and warnings.
     """
     start = time.perf_counter()
     n, q = signed.shape
@@ -276,6 +331,21 @@ def solve_label_by_label(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, 
 
     The Lipschitz constant is computed once and shared (it does not depend on the labels).
     ``n_iter`` is the total over labels; ``history["n_iter_per_label"]`` lists them.
+
+    Parameters
+    ----------
+    gram_bar : array of shape (n, n)
+        ``K̄ = K + 11ᵀ``, the Gram matrix of the features augmented by a column of ones.
+    signed : array of shape (n, q)
+        Signed labels ``Ys = 2Y − 1``.
+    C : float
+        Regularisation constant (> 0) of the formulation, with the scaling of its objective above.
+    loss : {"hinge", "squared"}
+        Hinge loss (eq. 1) or least squares (eq. 12).
+    lipschitz : "exact", "frobenius" or float
+        Step rule.
+    **options
+        Passed to :func:`solve_dual_agd` for each label.
     """
     start = time.perf_counter()
     ridge = 1.0 / (2.0 * C) if loss == "squared" else 0.0

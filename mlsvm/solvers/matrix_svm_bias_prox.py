@@ -27,7 +27,23 @@ MAX_STEPS = 80
 def prox_box_bias(v: np.ndarray, signed: np.ndarray, t: float, lower: float, upper: float,
                   mu: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(prox(v), μ)`` of the module docstring for every column of ``v`` (n, q); ``signed`` the
-    ±1 labels (n, q); ``mu`` (q,) a warm start (the previous root)."""
+    ±1 labels (n, q); ``mu`` (q,) a warm start (the previous root).
+
+    Parameters
+    ----------
+    v : array of shape (n, q)
+        Points to project.
+    signed : array of shape (n, q)
+        Signed labels ``Ys = 2Y − 1``.
+    t : float
+        Step size (weight of the bias term).
+    lower : float
+        Lower bound of the box.
+    upper : float or ndarray
+        Upper bound(s) of the box.
+    mu : array of shape (q,) or None
+        Warm start of the 1-D roots.
+    """
     positive = signed > 0
     low = np.where(positive, lower, -upper).sum(axis=0)    # min over the box of yᵀα
     high = np.where(positive, upper, -lower).sum(axis=0)   # max over the box of yᵀα

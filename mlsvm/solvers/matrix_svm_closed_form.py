@@ -26,7 +26,19 @@ __all__ = ["solve_least_squares"]
 
 
 def solve_least_squares(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correlation=None) -> SolverResult:
-    """Solve ``K̄ B M + B/(2C) = Ys`` exactly; returns ``alpha = B ∘ Ys`` and ``coef = B Aᵀ``."""
+    """Solve ``K̄ B M + B/(2C) = Ys`` exactly; returns ``alpha = B ∘ Ys`` and ``coef = B Aᵀ``.
+
+    Parameters
+    ----------
+    gram_bar : array of shape (n, n)
+        ``K̄ = K + 11ᵀ``, the Gram matrix of the features augmented by a column of ones.
+    signed : array of shape (n, q)
+        Signed labels ``Ys = 2Y − 1``.
+    C : float
+        Regularisation constant (> 0) of the formulation, with the scaling of its objective above.
+    correlation : array of shape (q, q) or None
+        Label-correlation matrix A of the MLRL extension (eq. 10); None means the identity.
+    """
     start = time.perf_counter()
     shift = 1.0 / (2.0 * C)
     if correlation is None:

@@ -53,6 +53,25 @@ def interior_point_box(factor: np.ndarray, signed: np.ndarray, C: float, *, tol:
     Returns ``dual = {"alpha"}`` (n × q) and ``primal = {"coef", "W"}``: ``Θ = α∘Ys`` (n × q) and
     ``W = X̄ᵀΘ`` ((r+1) × q, last row the biases);
     ``history`` has the relative gap and μ per iteration.
+
+    Parameters
+    ----------
+    factor : array of shape (n, r + 1)
+        Rows of X̄ (features with the column of ones).
+    signed : array of shape (n, q)
+        Signed labels ``Ys = 2Y − 1``.
+    C : float
+        Regularisation constant (> 0) of the formulation, with the scaling of its objective above.
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    name : str
+        Solver name in the result.
+    certificate : callable or None
+        Computes the largest scaled KKT residual of a point (see
+        :class:`mlsvm.solvers.result.CertifiedStop`); None: the solver stops on its own gap alone.
     """
     start = time.perf_counter()
     n, q = signed.shape

@@ -46,12 +46,19 @@ class FreeSetSystem:
         [E_Rᵀ  0     0  ] [λ  ]   [0]
 
     by block elimination with one triangular solve per border column: with ``V = [K̄_BA, E_R]``
-    (|B| × p), ``G = L⁻¹V`` and ``D = diag(K̄_AA, 0)``, the p × p Schur complement
+    (``|B|`` × p), ``G = L⁻¹V`` and ``D = diag(K̄_AA, 0)``, the p × p Schur complement
     ``(D − GᵀG) u = [r_A; 0] − Gᵀy₀``, ``y₀ = L⁻¹r_B``, then ``z = L⁻ᵀ(y₀ − G u)``,
     ``u = [x_A; λ]``. It is nonsingular whenever ``K̄_FF`` is (it is K̄_FF's Schur complement in the
     bordered matrix, up to the λ block). The columns of G are kept between calls (index by index),
     so a step pays only for indices that changed since the previous one. A singular base
     (round-off) falls back to least squares, a singular border to a new factor.
+
+    Parameters
+    ----------
+    gram_bar : array of shape (n, n)
+        ``K̄ = K + 11ᵀ``, the Gram matrix of the features augmented by a column of ones.
+    free : array of int
+        The free set F.
     """
 
     def __init__(self, gram_bar: np.ndarray, free: np.ndarray):
@@ -137,7 +144,25 @@ def polish_labels(gram_bar: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C
 
     The labels step in lockstep, each with its own :class:`FreeSetSystem`, so that each step's
     products ``K̄(α ∘ y)`` of all labels still running are one matrix product, not k
-    matrix–vector products (yeast, 14 labels: 3.7 ms against 6.5 ms per step, single thread)."""
+    matrix–vector products (yeast, 14 labels: 3.7 ms against 6.5 ms per step, single thread).
+
+    Parameters
+    ----------
+    gram_bar : array of shape (n, n)
+        ``K̄ = K + 11ᵀ``, the Gram matrix of the features augmented by a column of ones.
+    signed : array of shape (n, q)
+        Signed labels ``Ys = 2Y − 1``.
+    alpha : array of shape (n, q)
+        Current dual point (feasible).
+    C : float
+        Regularisation constant (> 0) of the formulation, with the scaling of its objective above.
+    gradient : ndarray or None
+        Its gradient if known.
+    scale : float
+        ``c`` of the active-set rule ``α − c∇g`` (0: ``1 / mean diag K̄``).
+    steps : int
+        Largest number of active-set steps.
+    """
     point = alpha.copy() if gradient is None or scale == 0.0 else alpha - scale * gradient
     free, upper = (point > 0.0) & (point < C), point >= C
     upper_product = gram_bar @ np.where(upper, C * signed, 0.0)        # K̄(C y ∘ 1_U) per label

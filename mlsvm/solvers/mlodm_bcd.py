@@ -151,6 +151,28 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
     by conjugate gradients with the matrix-free ``P``, O(T + nq) memory). Once BCD is close to the
     optimal support this lands on the exact optimum; the result is kept only if it lowers the
     stopping value, so it can only help.
+
+    Parameters
+    ----------
+    problem : mlodm.MLODMProblem
+        The problem data (validated formulation object).
+    subproblem : {"exact", "m3"}
+        Block solver: exact active set or M³ multiplicative updates.
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    shrinking : bool
+        Skip blocks whose natural residual is small (§5.2).
+    random_state : int, Generator or None
+        Seed of the randomised parts of the solver (sweep order, candidate sets).
+    subproblem_max_iter : int
+        Iteration budget of each block solve.
+    polish : bool
+        Whole-dual active-set polishing step after each sweep (``solver="fast"``).
+    callback : callable or None
+        Called once per iteration, for monitoring only (it does not change the iterates).
     """
     if subproblem not in SUBPROBLEMS:
         raise ValueError(f"subproblem must be one of {SUBPROBLEMS}; got {subproblem!r}")

@@ -24,7 +24,17 @@ __all__ = ["nnqp_active_set", "nnqp_m3", "natural_residual"]
 
 
 def natural_residual(H: np.ndarray, v: np.ndarray, eta: np.ndarray) -> float:
-    """``‖min(η, Hη + v)‖_∞``: zero exactly at the optimum of the NNQP."""
+    """``‖min(η, Hη + v)‖_∞``: zero exactly at the optimum of the NNQP.
+
+    Parameters
+    ----------
+    H : ndarray
+        Symmetric positive semidefinite matrix of the quadratic term.
+    v : array of shape (p,)
+        Linear term.
+    eta : array of shape (p,)
+        Point η ≥ 0.
+    """
     return float(np.max(np.abs(np.minimum(eta, H @ eta + v)))) if eta.size else 0.0
 
 
@@ -35,6 +45,17 @@ def nnqp_active_set(H: np.ndarray, v: np.ndarray, start: np.ndarray | None = Non
     ``start`` (≥ 0) is a warm start; its positive entries form the initial free set. Raises
     ``RuntimeError`` after ``max_iter`` (default ``10·p + 10``) working-set changes, which for a
     positive definite H only happens through cycling on a degenerate vertex.
+
+    Parameters
+    ----------
+    H : ndarray
+        Symmetric positive semidefinite matrix of the quadratic term.
+    v : array of shape (p,)
+        Linear term of ``½ηᵀHη + vᵀη``.
+    start : ndarray or None
+        Starting point (None: the solver's default).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
     """
     p = v.size
     x = np.zeros(p) if start is None else np.maximum(start, 0.0)
@@ -91,6 +112,20 @@ def nnqp_m3(H: np.ndarray, v: np.ndarray, tol: float = 1e-8, max_iter: int = 10_
     ``η = 1`` (the paper) unless ``start`` is given; stops when the natural residual
     ``‖min(η, Hη + v)‖_∞ ≤ tol`` or after ``max_iter`` updates. Returns
     ``(η, n_updates, residual)``; the caller decides whether an unmet tolerance is an error.
+
+    Parameters
+    ----------
+    H : ndarray
+        Symmetric positive semidefinite matrix of the quadratic term.
+    v : array of shape (p,)
+        Linear term of ``½ηᵀHη + vᵀη``.
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    start : ndarray or None
+        Starting point (None: the solver's default).
     """
     positive = np.maximum(H, 0.0)
     negative = np.maximum(-H, 0.0)

@@ -221,7 +221,30 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     system is then solved by Woodbury in p dimensions. ``Q_coupled = (s₀, s₁, F, sample)`` gives
     ``Q_ts = (s₀[groups[t] = groups[s]] + s₁)⟨F[sample[t]], F[sample[s]]⟩`` (OvN with a linear
     kernel, ``S = s₀I + s₁11ᵀ``, s₀ > 0), never formed: two nested Woodbury steps with d × d
-    factorizations (:class:`_CoupledClassSystem`)."""
+    factorizations (:class:`_CoupledClassSystem`).
+
+    Parameters
+    ----------
+    Q : array of shape (T, T) or None
+        Dual Hessian (None: given through Q_factor / Q_coupled).
+    groups : array of int, shape (T,)
+        Class of each dual variable.
+    n_groups : int
+        Number of classes K.
+    beta : float
+        Upper bound β of the box.
+    nu_weight : float
+        Weight of ``ν²`` (``1/(4γ_b)`` for soft b, 0 for hard b).
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    Q_factor : ndarray or None
+        Features Z for the linear-kernel Woodbury path.
+    Q_coupled : tuple or None
+        Coefficients ``(s₀, s₁)`` of ``S = s₀I + s₁11ᵀ`` for that path.
+    """
     start = time.perf_counter()
     if Q_coupled is not None:
         system = _CoupledClassSystem(*Q_coupled, groups)

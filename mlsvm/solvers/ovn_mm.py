@@ -129,7 +129,34 @@ def mm(features: np.ndarray, Y: np.ndarray, alpha: float, beta: float, w_constra
     """Algorithm 1 for the four variants, with the safeguarded step of the module docstring.
     Returns primal ``{"V" (r × K), "b" (K)}`` and dual ``{"lambda"}``: ``λ_ki = β h_ε'(1 − u_ki)``
     on the memberships at the final floor (the smoothed problem's exact multipliers at its optimum;
-    equal class masses only in the limit). ``callback(V, b)``, if given, sees every iterate."""
+    equal class masses only in the limit). ``callback(V, b)``, if given, sees every iterate.
+
+    Parameters
+    ----------
+    features : array of shape (n, r)
+        Features (X, or a factor of the Gram matrix).
+    Y : array of shape (n, K)
+        Class memberships.
+    alpha : float
+        Coupling α of soft w.
+    beta : float
+        Hinge weight β.
+    w_constraint : {"soft", "hard"}
+        Soft w (the α coupling term) or hard w (``Σ_k w_k = 0``).
+    b_constraint : {"soft", "hard"}
+        Hard b (``Σ_k b_k = 0``) or soft b (``+ γ_b (Σ_k b_k)²``).
+    gamma_b : float
+        Weight γ_b > 0 of the soft-b penalty ``γ_b (Σ_k b_k)²``.
+    epsilon : float
+        Floor ε > 0 of the MM majorizer ``z = max(|1 − u|, ε)``.
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    callback : callable or None
+        Called once per iteration, for monitoring only (it does not change the iterates).
+    """
     start = time.perf_counter()
     if not epsilon > 0:
         raise ValueError(f"epsilon must be > 0; got {epsilon!r}")

@@ -23,6 +23,19 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
     breakpoint can leave φ' at ±round-off on both sides, so neither test fires: once the bracket
     holds no float strictly inside it, t is the root to one ulp and the problem is settled. Problems
     not settled in 60 steps fall back to :func:`sorted_root` (a safeguard), scalar ones included.
+
+    Parameters
+    ----------
+    a : float
+        Curvature of the quadratic part.
+    b : float
+        Slope of the quadratic part.
+    u : ndarray
+        Offsets of the squared-hinge terms.
+    e : ndarray
+        Their slopes.
+    weight : float
+        Weight of the hinge terms.
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     t = np.zeros(np.broadcast(a, b).shape)
@@ -56,7 +69,21 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
 
 def sorted_root(a: float, b: float, u: np.ndarray, e: np.ndarray, weight: float) -> float:
     """The same minimiser by sorting the breakpoints ``−u/e`` and prefix sums (O(m log m)); the
-    slow, obviously exact reference for one problem."""
+    slow, obviously exact reference for one problem.
+
+    Parameters
+    ----------
+    a : float
+        Curvature of the quadratic part.
+    b : float
+        Slope of the quadratic part.
+    u : ndarray
+        Offsets of the squared-hinge terms.
+    e : ndarray
+        Their slopes.
+    weight : float
+        Weight of the hinge terms.
+    """
     nz = e != 0
     u, e = u[nz], e[nz]
     breaks = -u / e
@@ -86,6 +113,19 @@ def hinge_segment_search(a: float, b: float, r: np.ndarray, e: np.ndarray, weigh
     ``φ(t) − φ(0) = ½ a t² + (b − weight S_j) t + weight (R_j − R_0)`` with ``S_j, R_j`` the sums of
     ``e_m, r_m`` over the hinges active on piece j; crossing a kink deactivates a falling term
     (``r, e > 0``) or activates a rising one (``r, e < 0``), so ``S`` drops by ``|e_m|`` and ``R`` by ``|r_m|``.
+
+    Parameters
+    ----------
+    a : float
+        Curvature of the quadratic part along the segment.
+    b : float
+        Slope of the quadratic part at t = 0.
+    r : ndarray
+        Hinge arguments at t = 0.
+    e : ndarray
+        Their change per unit t.
+    weight : float
+        Weight of the hinge terms.
     """
     r, e = np.asarray(r, dtype=np.float64), np.asarray(e, dtype=np.float64)
     active = (r > 0) | ((r == 0) & (e < 0))

@@ -1,14 +1,10 @@
 """EXPERIMENTAL alternating solver for the dual of the binary approach (E&W Problem 3), with labels
 whose optimal ``λ_k`` is 0 switched to their exact hinge-loss LP and a safeguarded secant λ-step.
 
-Status: NOT exact in general, so it is not a verified solver of the model (no ``mlsvm verify``
-row; ``BinaryApproachSVM`` does not accept it). Counterexample (hypothesis):
-``_awkward_problem(8, 2, 4, "linear", 5.0, 102, "none")`` in tests/test_rank_binary.py, where a
-label's optimal ``λ_k`` is tiny but positive (2.8e-4, its LP minimiser norm 9e6 so it cannot be
-switched, ``C_k ≈ 2200``): the iteration settles at relative gap 9.6e-6 (objective 8.7e-6 off), and
-the solver warns. What it always certifies is its stop value: the returned α is dual-feasible and
-``D ≤ optimum ≤ P`` (tested against CVXPY on hypothesis problems). It does meet the EXACT row on
-every built-in problem and kernel (awkward-labels/linear included, the case it used to fail).
+Status: NOT exact in general (a hypothesis counterexample, a label with a tiny positive optimal λ_k,
+settles above tol and warns), so it is not a verified solver of the model; ``BinaryApproachSVM`` does
+not accept it. The returned α is dual-feasible and ``D ≤ optimum ≤ P`` (tested). The exact solver is
+:mod:`mlsvm.solvers.rank_binary_waterfill`; measurements and the counterexample: docs/rank_binary.md.
 
 The reduced dual (see :mod:`mlsvm.formulations.rank_binary`) is
 
@@ -51,10 +47,6 @@ current primal point (an upper bound); both exact, so the stop value is a certif
 ``max_iter``, or a stall (the best gap fell by less than 10 % over the last ``STALL_WINDOW``
 iterations since the last restore), stops it with a ConvergenceWarning quoting the gap reached,
 returning the iterate with the best certified gap.
-
-Measured (tol 1e-7): every built-in problem and kernel converges (awkward-labels/linear: 7
-iterations, two labels switched; synthetic-80x6x5/linear: 11); a sweep of 120 random small problems
-with awkward label structures had no failure, but hypothesis found the counterexample above.
 """
 
 from __future__ import annotations
@@ -151,12 +143,14 @@ def _secant_lambda(lam_used, svm_norms, previous, free):
 
 
 def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: float = 1e-7,
-                          max_iter: int = 1000, inner_tol: float | None = None) -> SolverResult:
+                          max_iter: int = 1000, inner_tol: float | None = None, callback=None) -> SolverResult:
     """Solve Problem 3 by alternating maximisation of its dual (module docstring).
 
     Returns a :class:`SolverResult` with ``primal = {"coef", "b"}`` (``w_k = Σ_i coef_ik φ(x_i)``)
-    and ``dual = {"alpha", "lam"}``; ``history`` holds the primal, dual and relative gap per
-    iteration. ``inner_tol`` (LIBSVM's stopping tolerance) defaults to ``min(1e-3, 1e-3·tol)``.
+    and ``dual = {"alpha", "lam"}``; ``history`` holds the primal, dual, stopping value and relative
+    gap per iteration (the stopping value is the relative gap). ``inner_tol`` (LIBSVM's stopping
+    tolerance) defaults to ``min(1e-3, 1e-3·tol)``. ``callback(iteration, primal, dual)`` is called
+    each iteration with the current point as dicts of the same names.
     """
     start = time.perf_counter()
     inner_tol = min(1e-3, 1e-3 * tol) if inner_tol is None else inner_tol
@@ -171,7 +165,7 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
     lam = np.where(two_signs, 1.0 / max(1, two_signs.sum()), 0.0)
     alpha = np.zeros((n, q))
     beta = np.zeros((n, q))
-    history = {"primal": [], "dual": [], "relative_gap": []}
+    history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": []}
     gap, converged, iteration, phase_start = np.inf, False, 0, 0
     coef, b = np.zeros((n, q)), np.zeros(q)
     previous, best, anchor, rho, trial_was_mm = None, None, None, 1.0, True
@@ -192,7 +186,7 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
             coef[:, k] = formulation.coefficients_from_factor(factor, lp[k][1][:, None])[:, 0]
         raw = problem.gram @ coef
         b = np.array([formulation.optimal_bias(raw[:, k], Ys[:, k]) for k in range(q)])
-        mapped, mapped_b, lam = formulation.primal_from_dual(problem, np.where(switched, 0.0, alpha))
+        mapped, mapped_b, lam = formulation.coef_from_dual(problem, np.where(switched, 0.0, alpha))
         lam[switched] = 0.0
         primal = formulation.primal_objective(problem, coef, b)
         # second upper bound: the dual map (equal norms S/2 on the free labels), LP points kept
@@ -204,9 +198,10 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
             primal, coef, b = mapped_primal, mapped, mapped_b
         dual = formulation.dual_objective(problem, alpha)
         gap = relative_gap(primal, dual)
-        history["primal"].append(primal)
-        history["dual"].append(dual)
-        history["relative_gap"].append(gap)
+        for key, value in zip(history, (primal, dual, gap, gap)):
+            history[key].append(value)
+        if callback is not None:
+            callback(iteration, {"coef": coef, "b": b}, {"alpha": alpha, "lam": lam})
         improved = best is None or gap < best[0]
         if improved:
             best = (gap, coef.copy(), b.copy(), alpha.copy(), lam.copy())

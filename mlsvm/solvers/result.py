@@ -20,6 +20,27 @@ class SolverResult:
     them. ``stop_rule`` says which quantity stopped the run (e.g. ``"relative duality gap"``,
     ``"Frank-Wolfe gap"``) and ``stop_value`` its final value; ``history`` has one list per tracked
     quantity, one entry per iteration.
+
+    Parameters
+    ----------
+    primal : dict
+        Named primal arrays (the names the formulation's evaluation reads).
+    dual : dict
+        Named dual arrays.
+    converged : bool
+        Whether the stop rule was met (never set by a solver that merely ran out of budget).
+    n_iter : int
+        Iterations performed.
+    stop_value : float
+        The value of that quantity at the end.
+    stop_rule : str
+        Which quantity stopped the solver, and whether it is relative or absolute.
+    solve_time : float
+        Wall-clock time of the solve in seconds.
+    history : dict
+        Per-iteration records of the solver (same keys for every iteration).
+    solver : str
+        Name of the solver.
     """
 
     primal: dict
@@ -34,7 +55,21 @@ class SolverResult:
 
 
 def warn_not_converged(solver: str, stop_rule: str, reached: float, tol: float, max_iter: int) -> None:
-    """Raise the ``ConvergenceWarning`` a solver emits when ``max_iter`` ends it (STYLE rule 3)."""
+    """Raise the ``ConvergenceWarning`` a solver emits when ``max_iter`` ends it (STYLE rule 3).
+
+    Parameters
+    ----------
+    solver : str
+        Solver name for the message.
+    stop_rule : str
+        Which quantity stopped the solver, and whether it is relative or absolute.
+    reached : float
+        Value of the stop quantity reached.
+    tol : float
+        Tolerance asked.
+    max_iter : int
+        Budget that was exhausted.
+    """
     warnings.warn(
         f"{solver} did not converge in {max_iter} iterations: {stop_rule} reached {reached:.3e}, "
         f"tolerance asked {tol:.1e}. Increase max_iter or loosen tol.",
@@ -51,6 +86,16 @@ class CertifiedStop:
     :meth:`accept`: with no ``certificate`` callable, or when ``certificate(point) ≤ tol``, stop;
     otherwise the target is divided by 10 and the solver goes on. Below ``floor`` the solver has
     stalled at round-off (:attr:`stalled`) and stops with ``converged=False``.
+
+    Parameters
+    ----------
+    tol : float
+        The tolerance asked.
+    certificate : callable or None
+        Computes the largest scaled KKT residual of a point (see
+        :class:`mlsvm.solvers.result.CertifiedStop`); None: the solver stops on its own gap alone.
+    floor : float
+        Below this target the solver has stalled at round-off.
     """
 
     def __init__(self, tol: float, certificate=None, floor: float = 1e-15):
@@ -73,7 +118,21 @@ class CertifiedStop:
 
 def warn_stalled(solver: str, stop_rule: str, reached: float, residual: float, tol: float) -> None:
     """The ``ConvergenceWarning`` of a solver that stalled at round-off: more iterations would not
-    help, so it does not advise raising ``max_iter``."""
+    help, so it does not advise raising ``max_iter``.
+
+    Parameters
+    ----------
+    solver : str
+        Solver name.
+    stop_rule : str
+        Which quantity stopped the solver, and whether it is relative or absolute.
+    reached : float
+        Value of the stop quantity reached.
+    residual : float
+        Largest scaled KKT residual reached.
+    tol : float
+        Tolerance asked.
+    """
     certificate = (f", the certificate's largest scaled KKT residual {residual:.3e}"
                    if residual == residual else "")
     warnings.warn(

@@ -10,7 +10,7 @@ from a :class:`mlsvm.formulations.sparse_mm.MarginOperator`.
 Coordinates: the Cholesky factor ``L_J`` of ``K_JJ`` is grown by one row per added basis vector
 (``l = L_J⁻¹ K_{J,j}``, pivot ``ρ = √(K_jj − lᵀl)``), and the solver works in the features
 ``Z = K_J L_J⁻ᵀ`` (so ``F = Z C``, ``A = L_J⁻ᵀ C``, regulariser ``λ/2 tr(C R⁻¹ Cᵀ)``): each new
-feature column costs O(n|J|). A candidate whose pivot is below ``1e-10·K_jj`` (numerically in the
+feature column costs ``O(n|J|)``. A candidate whose pivot is below ``1e-10·K_jj`` (numerically in the
 span of the current basis, e.g. a duplicated point) is not eligible.
 
 * Selection (Alg. 2 with the speed-up of §3.3): κ random candidates outside J; for each, the k
@@ -182,7 +182,35 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-14, max_iter=1000, j
                        hessians=None, history=None):
     """Alg. 3 on the features Z: minimise ``λ/2 tr(C R⁻¹ Cᵀ) + c Σ_Ω max(0, 1 + T(ZC))²``.
 
-    Returns ``(C, F, n_iter, relative_gap, converged)``; stops at relative duality gap ≤ tol."""
+    Returns ``(C, F, n_iter, relative_gap, converged)``; stops at relative duality gap ≤ tol.
+
+    Parameters
+    ----------
+    Z : array of shape (n, n_basis)
+        Features ``K_J L_J⁻ᵀ``.
+    ops : MarginOperator
+        The margin map T and its pair set Ω (:class:`mlsvm.formulations.sparse_mm.MarginOperator`).
+    lam : float
+        Regularisation weight λ (> 0) of the sparse models.
+    R : array of shape (q, q) or None
+        Label-correlation matrix ``R = PᵀP`` of SM3L (symmetric positive definite); None means the
+        identity.
+    C : ndarray
+        Coefficients in the Z coordinates (start).
+    F : ndarray or None
+        Current training scores (cache).
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    joint : bool
+        Joint Newton step on all classes (``"fast"``) instead of class-wise steps (``"greedy"``).
+    hessians : list or None
+        Cached per-class Hessian factors.
+    history : dict or None
+        Where to append the iteration records.
+    """
     R_inv = np.linalg.inv(R)
     F = Z @ C if F is None else F
     if hessians is None:
@@ -233,7 +261,23 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-14, max_iter=1000, j
 def candidate_gains(gram, candidates, ops, F, lam, R_inv):
     """(3.12) for every candidate j at once: the k one-dimensional problems in α_{j,r} (r in turn,
     α_J fixed), each solved exactly on the true objective. Returns ``(decrease of e_J, α_{j,·})``,
-    shapes (κ,) and (κ, k)."""
+    shapes (κ,) and (κ, k).
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram (kernel) matrix of the training points.
+    candidates : array of int
+        Candidate basis points.
+    ops : MarginOperator
+        The margin map T and its pair set Ω (:class:`mlsvm.formulations.sparse_mm.MarginOperator`).
+    F : ndarray or None
+        Current training scores (cache).
+    lam : float
+        Regularisation weight λ (> 0) of the sparse models.
+    R_inv : array of shape (k, k)
+        ``R⁻¹``.
+    """
     columns = gram[:, candidates].T                         # (κ, n)
     K_jj = gram[candidates, candidates]
     scores = np.repeat(F[None], len(candidates), axis=0)    # per-candidate copy of the score cache
@@ -258,9 +302,40 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-14, max_
 
     ``basis`` given: skip selection and solve for that fixed J (points numerically in the span of
     the ones before them are left out: same span, same optimum). Returns ``primal`` with ``A``
-    (|J| × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu``; history
+    (``|J|`` × k on ``basis``), ``basis``, ``F`` (training scores); ``dual`` with ``mu``; history
     ``objective_path`` (e_J after each addition), ``relative_gap`` (final Newton run). ``max_iter``
-    bounds the Newton iterations (class-wise: sweeps) of each α_J solve."""
+    bounds the Newton iterations (class-wise: sweeps) of each α_J solve.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram (kernel) matrix of the training points.
+    ops : MarginOperator
+        The margin map T and its pair set Ω (:class:`mlsvm.formulations.sparse_mm.MarginOperator`).
+    lam : float
+        Regularisation weight λ (> 0) of the sparse models.
+    R : array of shape (q, q) or None
+        Label-correlation matrix ``R = PᵀP`` of SM3L (symmetric positive definite); None means the
+        identity.
+    d_max : int or None
+        Largest basis size ``|J|`` (default ``min(100, n)``).
+    kappa : int
+        Number of random candidates examined per greedy step (κ).
+    tol : float
+        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
+        documentation page for which quantity).
+    max_iter : int
+        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
+    min_rel_decrease : float
+        Greedy selection stops when adding a basis vector decreases the objective by less than this
+        relative amount.
+    joint : bool
+        Joint Newton step on all classes (``"fast"``) instead of class-wise steps (``"greedy"``).
+    random_state : int, Generator or None
+        Seed of the randomised parts of the solver (sweep order, candidate sets).
+    basis : array of int or None
+        Fixed basis set J (indices of training points); None lets the greedy selection choose it.
+    """
     start = time.perf_counter()
     n, k = ops.Y.shape
     R = np.eye(k) if R is None else R

@@ -40,7 +40,13 @@ REFERENCE_TOL = 1e-10
 
 def estimator_class(model):
     """The estimator class of ``model``: a class, an instance, or a name (``"MatrixSVM"``,
-    ``"matrix_svm"``, ``"matrix-svm"``; a registry name shared by two estimators is ambiguous)."""
+    ``"matrix_svm"``, ``"matrix-svm"``; a registry name shared by two estimators is ambiguous).
+
+    Parameters
+    ----------
+    model : str, class or estimator
+        The model.
+    """
     import mlsvm
 
     if isinstance(model, type):
@@ -62,7 +68,35 @@ def estimator_class(model):
 
 @dataclass
 class Certificate:
-    """The verdict on one solution (module docstring). ``passed`` is the verdict at ``rtol``."""
+    """The verdict on one solution (module docstring). ``passed`` is the verdict at ``rtol``.
+
+    Parameters
+    ----------
+    model : str
+        Model name.
+    rtol : float
+        The bar of the verdict.
+    primal_objective : float
+        Primal objective of the solution.
+    infeasibility : float
+        Its largest scaled constraint violation.
+    dual_objective : float
+        Dual objective of its dual point (NaN without one).
+    kkt : dict
+        Scaled KKT residuals of the solution.
+    reference_primal : float
+        Primal objective of the reference solve.
+    reference_dual : float
+        Dual objective of the reference solve.
+    reference_solver : str
+        The reference solver.
+    suboptimality : float
+        Relative distance of the solution's objective above the reference bracket.
+    decision_difference : float
+        Largest difference of the decision values to the reference's.
+    failures : list of str
+        Why the verdict failed (empty when passed).
+    """
 
     model: str
     rtol: float
@@ -135,6 +169,21 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
     ``model``: an estimator name, class or instance (its parameters are taken when no
     hyperparameters are given). ``rtol``: the bar of the verdict for the suboptimality and, with a
     dual point, for every scaled KKT residual.
+
+    Parameters
+    ----------
+    model : str, class or estimator
+        The model.
+    X : array of shape (n, d)
+        Feature matrix.
+    Y : array of shape (n, q)
+        Label indicator in {0, 1}.
+    solution : dict
+        The solution's named primal (and optionally dual) arrays.
+    rtol : float
+        The bar of the verdict.
+    **hyperparameters
+        The model's hyperparameters (default: those of an estimator instance).
     """
     cls = estimator_class(model)
     params = model.get_params(deep=False) if not isinstance(model, (str, type)) else {}
@@ -187,7 +236,23 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
 
 
 def assert_optimal(model, X, Y, solution: dict, rtol: float = 1e-6, **hyperparameters) -> Certificate:
-    """:func:`certify`, raising ``AssertionError`` with the verdict when it fails (for pytest)."""
+    """:func:`certify`, raising ``AssertionError`` with the verdict when it fails (for pytest).
+
+    Parameters
+    ----------
+    model : str, class or estimator
+        The model.
+    X : array of shape (n, d)
+        Feature matrix.
+    Y : array of shape (n, q)
+        Label indicator in {0, 1}.
+    solution : dict
+        The solution's named primal (and optionally dual) arrays.
+    rtol : float
+        The bar of the verdict.
+    **hyperparameters
+        The model's hyperparameters.
+    """
     certificate = certify(model, X, Y, solution, rtol=rtol, **hyperparameters)
     if not certificate.passed:
         raise AssertionError(str(certificate))

@@ -45,7 +45,21 @@ BACKENDS = ("CLARABEL", "OSQP")
 
 @dataclass(frozen=True)
 class ReferenceCase:
-    """One instance: a model, its data and hyperparameters."""
+    """One instance: a model, its data and hyperparameters.
+
+    Parameters
+    ----------
+    name : str
+        Case name.
+    model : str
+        Model name.
+    X : ndarray
+        Features.
+    Y : ndarray
+        Labels.
+    hyperparameters : dict
+        Hyperparameters with mlsvm's constants.
+    """
 
     name: str
     model: str
@@ -173,7 +187,15 @@ def export_case(case: ReferenceCase, directory: Path) -> dict:
 
 
 def export_reference(directory, cases: list[ReferenceCase] | None = None) -> list[dict]:
-    """Write every case (default: :func:`default_cases`) under ``directory``."""
+    """Write every case (default: :func:`default_cases`) under ``directory``.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Output directory.
+    cases : list of ReferenceCase or None
+        The cases (default: :func:`default_cases`).
+    """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     return [export_case(case, directory) for case in (default_cases() if cases is None else cases)]
@@ -181,7 +203,13 @@ def export_reference(directory, cases: list[ReferenceCase] | None = None) -> lis
 
 def load_case(folder) -> tuple[dict, np.ndarray, np.ndarray, dict]:
     """``(case.json dict, X, Y, solution)`` of one case folder; the solution has every primal and
-    dual array by name (what :func:`mlsvm.testing.certify` takes)."""
+    dual array by name (what :func:`mlsvm.testing.certify` takes).
+
+    Parameters
+    ----------
+    folder : str or Path
+        A case folder.
+    """
     folder = Path(folder)
     try:
         record = json.loads((folder / "case.json").read_text())
@@ -209,7 +237,15 @@ def check_case(folder, rtol: float = 1e-8) -> list[str]:
 
 
 def check_reference(directory, rtol: float = 1e-8) -> list[str]:
-    """:func:`check_case` on every case folder under ``directory``."""
+    """:func:`check_case` on every case folder under ``directory``.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Directory of case folders.
+    rtol : float
+        The bar of each re-certification.
+    """
     folders = sorted(path.parent for path in Path(directory).glob("*/case.json"))
     if not folders:
         return [f"{directory}: no reference cases (no */case.json)"]

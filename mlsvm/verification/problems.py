@@ -21,6 +21,18 @@ __all__ = ["ReferenceProblem", "multilabel_problems", "multiclass_problems", "bi
 
 @dataclass(frozen=True)
 class ReferenceProblem:
+    """A named reference problem of ``mlsvm verify``.
+
+    Parameters
+    ----------
+    name : str
+        Problem name (shown in the verify table).
+    X : ndarray of shape (n, d)
+        Features.
+    Y : ndarray
+        An (n, q) {0, 1} indicator; for binary problems a ±1 vector.
+    """
+
     name: str
     X: np.ndarray
     Y: np.ndarray  # (n, q) {0,1} indicator; for binary problems a ±1 vector
@@ -50,6 +62,14 @@ def _awkward(seed: int = 3) -> ReferenceProblem:
 
 
 def multilabel_problems(quick: bool = True) -> list[ReferenceProblem]:
+    """The multilabel reference problems: seeded synthetic sets and one with awkward labels (a label
+    nobody has, one everybody has, instances with all or no labels, a duplicated point).
+
+    Parameters
+    ----------
+    quick : bool
+        The small set (True) or the full one.
+    """
     sizes = [(30, 4, 4)] if quick else [(30, 4, 4), (80, 6, 5)]
     problems = [ReferenceProblem(f"synthetic-{n}x{d}x{q}", *(lambda D: (D.X, D.Y))(make_multilabel(n, d, q, random_state=n)))
                 for n, d, q in sizes]
@@ -57,6 +77,13 @@ def multilabel_problems(quick: bool = True) -> list[ReferenceProblem]:
 
 
 def multiclass_problems(quick: bool = True) -> list[ReferenceProblem]:
+    """The multiclass reference problems: standardised subsets of scikit-learn's iris and wine, one-hot.
+
+    Parameters
+    ----------
+    quick : bool
+        The small set (True) or the full one.
+    """
     n = 45 if quick else 150
     problems = []
     for name, loader in (("iris", load_iris), ("wine", load_wine)):
@@ -67,6 +94,13 @@ def multiclass_problems(quick: bool = True) -> list[ReferenceProblem]:
 
 
 def binary_problems(quick: bool = True) -> list[ReferenceProblem]:
+    """The binary reference problems: a standardised subset of breast-cancer and a synthetic set, ±1 labels.
+
+    Parameters
+    ----------
+    quick : bool
+        The small set (True) or the full one.
+    """
     data = load_breast_cancer()
     X, y = _subset(_standardize(data.data), data.target, 60 if quick else 200)
     rng = np.random.default_rng(7)

@@ -23,7 +23,35 @@ __all__ = ["Check", "CheckResult", "compare", "graded_on_value", "all_checks", "
 
 @dataclass
 class CheckResult:
-    """One row of the ``mlsvm verify`` table."""
+    """One row of the ``mlsvm verify`` table.
+
+    Parameters
+    ----------
+    model : str
+        Model name.
+    problem : str
+        Reference problem name.
+    formulation : str
+        Formulation name (a row key of the tolerance table).
+    solver : str
+        Name of the solver.
+    objective : float
+        Objective reached by the solver.
+    reference : float
+        The reference (ground-truth) optimal value.
+    relative_difference : float
+        ``|a − b| / max(1, |a|, |b|)`` against the reference.
+    duality_gap : float
+        Relative duality gap reported.
+    max_kkt : float
+        Largest scaled KKT residual.
+    time : float
+        Seconds.
+    passed : bool
+        Whether every bar of the tolerance row is met.
+    detail : str
+        Why it failed (empty when passed).
+    """
 
     model: str
     problem: str
@@ -44,7 +72,21 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Check:
-    """A named cross-check; ``run()`` returns its :class:`CheckResult`."""
+    """A named cross-check; ``run()`` returns its :class:`CheckResult`.
+
+    Parameters
+    ----------
+    model : str
+        Model name.
+    problem : str
+        Reference problem name.
+    formulation : str
+        Formulation name (a row key of the tolerance table).
+    solver : str
+        Solver name.
+    run : callable
+        Runs the check and returns a :class:`CheckResult`.
+    """
 
     model: str
     problem: str
@@ -62,6 +104,25 @@ def compare(model: str, problem: str, formulation: str, solver: str, report: Fit
     ``−NEGATIVE_GAP`` (a dual above the primal is a wrong point, not a tight bound). With a
     CERTIFIED tolerance the relative difference to the reference must not exceed the relative gap
     the solver certified.
+
+    Parameters
+    ----------
+    model : str
+        Model name.
+    problem : str
+        Reference problem name.
+    formulation : str
+        Formulation name (a row key of the tolerance table).
+    solver : str
+        Name of the solver.
+    report : FitReport
+        A fit report (:class:`mlsvm.verification.report.FitReport`).
+    reference : float
+        The reference (ground-truth) optimal value.
+    tol : Tolerance or None
+        The bars (default: the table's row for formulation and solver).
+    elapsed : float
+        Seconds.
     """
     tol = tolerance(model, solver) if tol is None else tol
     difference = relative_difference(report.primal_objective, reference)
@@ -84,14 +145,32 @@ def compare(model: str, problem: str, formulation: str, solver: str, report: Fit
 
 def graded_on_value(report: FitReport, optimum: float, backend: str) -> FitReport:
     """A cross-check backend is graded on the optimal value it reports (SPEC §3: backends agree on
-    the value); the reference backend, on the numpy objectives at the point it returns."""
+    the value); the reference backend, on the numpy objectives at the point it returns.
+
+    Parameters
+    ----------
+    report : FitReport
+        A fit report (:class:`mlsvm.verification.report.FitReport`).
+    optimum : float
+        Optimal value of the ground truth.
+    backend : str
+        The CVXPY backend that produced it.
+    """
     if backend != REFERENCE_BACKEND:
         report.primal_objective = report.dual_objective = optimum
     return report
 
 
 def all_checks(quick: bool = True, models: list[str] | None = None) -> list[Check]:
-    """Every registered check (of the given models) for the quick or the full problem set."""
+    """Every registered check (of the given models) for the quick or the full problem set.
+
+    Parameters
+    ----------
+    quick : bool
+        The small (quick) problem set or protocol instead of the full one.
+    models : list of str or None
+        Only these models (None: all).
+    """
     from mlsvm.verification import checks as package
 
     found = []
@@ -104,7 +183,13 @@ def all_checks(quick: bool = True, models: list[str] | None = None) -> list[Chec
 
 
 def run_check(check: Check) -> CheckResult:
-    """Run a check; an exception is a failed row that quotes it, never a crash of the whole run."""
+    """Run a check; an exception is a failed row that quotes it, never a crash of the whole run.
+
+    Parameters
+    ----------
+    check : Check
+        The check to run.
+    """
     start = time.perf_counter()
     try:
         return check.run()

@@ -1,0 +1,68 @@
+"""Rank-SVM's solvers (Elisseeff & Weston; SPEC §2.1): the dual (Problem 10) by an interior point
+in the primal's Newton system, by a proximal augmented Lagrangian, by the paper's Frank–Wolfe
+(Fig. 11, certified by its own gap), or by CVXPY."""
+
+from __future__ import annotations
+
+from scipy.sparse import issparse
+
+from mlsvm.formulations import rank_svm
+from mlsvm.kernels import gram_factor
+from mlsvm.registry import CERTIFIED, EXACT, ModelSpec, SolverSpec
+from mlsvm.solvers.cvxpy_tools import solve_cvxpy
+from mlsvm.solvers.rank_svm_alm import proximal_alm
+from mlsvm.solvers.rank_svm_frank_wolfe import frank_wolfe
+from mlsvm.solvers.rank_svm_ipm import MAX_SYSTEM_SIZE, interior_point
+
+
+def _ipm(problem, *, tol, max_iter):
+    # the linear kernel's features are a factor K = XXᵀ; any other kernel goes through an
+    # eigen-factor of the Gram matrix (refused when the Newton system would exceed MAX_SYSTEM_SIZE).
+    # The interior point centres its factor (L − 1mᵀ is dense): a sparse X is densified here,
+    # n × d with Q(d+1) − 1 ≤ MAX_SYSTEM_SIZE (the ALM takes the CSR factor as it is)
+    factor = problem.features if problem.features is not None else gram_factor(problem.gram)
+    if issparse(factor):
+        factor = factor.toarray()
+    return interior_point(problem, factor, tol=tol, max_iter=max_iter)
+
+
+def _alm(problem, *, tol, max_iter):
+    return proximal_alm(problem, tol=tol, max_iter=max_iter, factor=problem.features)
+
+
+def _frank_wolfe(problem, *, tol, max_iter):
+    return frank_wolfe(problem, tol=tol, max_iter=max_iter)
+
+
+def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
+    return solve_cvxpy(rank_svm, problem, cvxpy_solver)
+
+
+def _resolve_fast(problem) -> str:
+    """The interior point when the linear kernel's Newton system is small
+    (``Q(d+1) − 1 ≤ MAX_SYSTEM_SIZE``; its cost does not grow with the number of pairs), otherwise
+    the ALM, whose cost does not grow with the rank (timings: docs/rank_svm.md)."""
+    features = problem.features
+    if features is not None and problem.n_labels * (features.shape[1] + 1) - 1 <= MAX_SYSTEM_SIZE:
+        return "ipm"
+    return "alm"
+
+
+MODEL = ModelSpec(
+    name="rank_svm",
+    formulation=rank_svm,
+    solvers={
+        "ipm": SolverSpec("ipm", _ipm, EXACT,
+                          "primal-dual interior point (Mehrotra) in the primal's Newton system, size "
+                          "Q(r+1) − 1 for a factor K = LLᵀ of rank r (X for the linear kernel)"),
+        "alm": SolverSpec("alm", _alm, EXACT,
+                          "proximal augmented Lagrangian with a projected Newton-CG inner solver, any kernel"),
+        "frank-wolfe": SolverSpec("frank-wolfe", _frank_wolfe, CERTIFIED,
+                                  "paper Fig. 11: Frank-Wolfe with exact LP direction and line search, "
+                                  "stops on its certified relative gap"),
+        "cvxpy": SolverSpec("cvxpy", _cvxpy, EXACT, "the dual (Problem 10) solved by CVXPY (`cvxpy_solver`)",
+                            options=("cvxpy_solver",)),
+    },
+    resolve_fast=_resolve_fast,
+    fast_summary=f"'ipm' for the linear kernel when Q(d+1) − 1 ≤ {MAX_SYSTEM_SIZE}, else 'alm'",
+)

@@ -1,0 +1,485 @@
+"""Exact water-filling solver for the binary approach (E&W Problem 3), with exact active-set label SVMs.
+
+Problem 3 (no ½, SPEC §2.1)::
+
+    min_{w,b,ξ}  max_k ‖w_k‖²  +  (C/Q) Σ_ik ξ_ik     s.t.  y_ik(⟨w_k, φ(x_i)⟩ + b_k) ≥ 1 − ξ_ik,  ξ ≥ 0
+
+In epigraph form (``‖w_k‖² ≤ t``) the multiplier μ of the norm constraints lies on the simplex, and for
+fixed μ the Lagrangian separates into Q binary C-SVMs ``min μ_k‖w_k‖² + (C/Q)Σ_i ξ_ik``, i.e.
+``½‖w_k‖² + C_k Σ_i ξ_ik`` with ``C_k = C/(2Qμ_k)``. Its value ``G_k(μ_k)`` is concave with
+``G_k'(μ_k) = ‖w_k(μ_k)‖²``, nonincreasing in μ_k. Optimality is water-filling over one scalar t:
+every label with ``μ_k > 0`` has ``‖w_k(C_k)‖² = t`` and every label with ``μ_k = 0`` has its
+``C_k → ∞`` limit norm ``r_k ≤ t``, with ``Σ_k μ_k = 1``. So the solver finds the root of the
+nonincreasing scalar function ``S(t) = Σ_k μ_k(t) − 1``:
+
+* label level — ``μ_k(t)``: solve ``‖w_k(C_k)‖² = t`` for ``C_k``. Each label SVM is solved exactly by
+  a primal–dual active-set method (PDAS) on its dual, warm-started from the label's last active set
+  (the first start: LIBSVM at its default tolerance, scikit-learn's ``SVC``). For a fixed active set
+  (free set F, sets at 0 and at C_k) the KKT system is linear and its solution is affine in C_k,
+  ``c = p + C_k q`` (signed coefficients ``c_i = y_i β_i``, bias likewise), so on the C_k-interval where
+  that active set stays optimal (a ratio test) ``‖w_k‖² = A + 2B C_k + D C_k²`` exactly. The root is
+  taken in closed form when it falls inside the interval, otherwise C_k moves past its end (Newton on
+  the quadratic, safeguarded by a bracket and log-bisection) and the PDAS solve is repeated. A label
+  whose interval reaches C_k = ∞ with a constant norm (the hinge loss's minimum-norm minimiser, the
+  "exact regularization" of an LP) has ``μ_k = 0`` for ``t > r_k``; its dual block ``α_k = (C/Q) y∘q``
+  is the limit of the affine path (``u_k = 0``). Flat pieces make ``S`` jump; the solver tries
+  ``t = r_k`` and, when ``S`` jumps over 0 there, gives that label the remaining μ.
+* outer level — safeguarded Newton on ``log S(t) = 0`` in ``log t`` (the derivative from the labels'
+  exact local models), inside a bracket, bisection (geometric) when Newton leaves it. One outer
+  iteration is one evaluation of S(t); ``max_iter`` bounds them.
+
+Certificate (the solver never grades itself): at every outer iterate the labels' SVM solutions give a
+dual-feasible ``α_k = (C/Q) β_k/C_k`` (box ``[0, C/Q]``, ``Σ_i α_ik y_ik = 0``) and a primal point
+(``w_k`` of the label SVM, its KKT bias), and λ = μ/Σμ. Stopping rule: the relative duality gap
+``(P − D)/max(1, |P|, |D|)`` (P, D by :mod:`mlsvm.formulations.rank_binary`) ≤ tol AND every scaled KKT
+residual of :func:`~mlsvm.formulations.rank_binary.kkt_residuals` ≤ tol (both exact quantities).
+Reaching ``max_iter`` or a failed label solve returns the best iterate with a ConvergenceWarning.
+At any iterate ``P − D = t (1 − Σμ)²`` (exact label solves), so the gap closes quadratically in S.
+
+The Gram matrix is scaled internally by ``κ = max diag K`` (so that ``X · 1e6`` works in the same
+numbers); results are returned in the problem's own units.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+
+from mlsvm.formulations import rank_binary as formulation
+from mlsvm.solvers.result import SolverResult, relative_gap
+
+__all__ = ["solve_rank_binary_waterfill"]
+
+STOP_RULE = "relative duality gap and scaled KKT residuals"
+#: PDAS: a coefficient is at a bound / a margin is violated beyond these (relative) tolerances
+BOUND_TOL = 1e-11
+MARGIN_TOL = 1e-9
+#: a free point's margin this far from 1 means the free equations were inconsistent (not round-off:
+#: an ill-conditioned K_FF leaves ~3e-10 on yeast/linear)
+INCONSISTENT_TOL = 1e-7
+#: PDAS iterations per attempt (a label solve tries: warm PDAS, LIBSVM at tol 1e-3 then
+#: RESTART_SVC_TOL as PDAS starts, then up to PATH_STEPS shortened path-following steps)
+PDAS_MAX_ITER = 40
+RESTART_SVC_TOL = 1e-8
+PATH_STEPS = 12
+#: largest C_k (scaled Gram, max diag 1) LIBSVM starts a label at
+START_C = 10.0
+#: label root search: largest factor C_k moves in one step, and its iteration cap
+MAX_STEP_FACTOR = 1e2
+LABEL_MAX_STEPS = 200
+#: the path's slope q is in the kernel's null space when ‖Kq‖∞ ≤ NULL_TOL ‖q‖∞ (K scaled to max diag 1)
+NULL_TOL = 1e-9
+
+
+class _InnerFailure(RuntimeError):
+    """A label SVM whose active-set solve did not converge (the solver then warns and stops)."""
+
+
+class _Label:
+    """One label's C-SVM ``½‖w‖² + c Σ ξ`` on the scaled Gram ``gram`` and its exact affine path.
+
+    After :meth:`solve` at ``c``: signed coefficients ``p + c q`` and bias ``bp + c bq`` (``q`` the
+    path's slope), valid for ``c`` in ``[lo, hi]``; the norm ``‖w‖² = A + 2Bc + Dc²`` there."""
+
+    def __init__(self, gram, y, c):
+        self.gram, self.y, self.n = gram, y, y.size
+        self.status = None   # 0: β = 0, 1: free, 2: β = c
+        self.c = c
+        self.flats = {}      # ‖w‖² value of every flat segment met -> (lo, hi, state)
+        # LIBSVM is slow and inaccurate at a large C (x·1e6 with a linear kernel is C·1e12 here):
+        # start it at most at START_C and follow the path to c with warm PDAS solves
+        self._start(min(c, START_C), tol=1e-3)
+        if c > START_C:
+            self.solve(START_C)
+        self.solve(c)
+
+    def _start(self, c, tol):
+        """Active set from LIBSVM (scikit-learn's SVC) at ``c``: a warm start for PDAS."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model = SVC(C=c, kernel="precomputed", tol=tol, max_iter=1_000_000).fit(self.gram, self.y)
+        beta = np.zeros(self.n)
+        beta[model.support_] = np.abs(model.dual_coef_.ravel())
+        self.status = np.where(beta <= 1e-8 * c, 0, np.where(beta >= c * (1 - 1e-8), 2, 1)).astype(np.int8)
+
+    def _kkt(self, status):
+        """Affine KKT solution for the active set: ``(p, q, bp, bq)`` with free equations
+        ``K_FF c_F + b = y_F − K_FU c_U``, ``Σ_F c_F = −Σ_U c_U`` and ``c_U = c y_U``."""
+        free = np.flatnonzero(status == 1)
+        upper = status == 2
+        q = np.where(upper, self.y, 0.0)
+        p = np.zeros(self.n)
+        Kq = self.gram @ q
+        m = free.size
+        system = np.zeros((m + 1, m + 1))
+        system[:m, :m] = self.gram[np.ix_(free, free)]
+        system[:m, m] = system[m, :m] = 1.0
+        rhs = np.zeros((m + 1, 2))
+        rhs[:m, 0] = self.y[free]
+        rhs[:m, 1] = -Kq[free]
+        rhs[m, 1] = -q.sum()
+        try:
+            solution = np.linalg.solve(system, rhs)
+            ok = np.all(np.isfinite(solution)) and np.allclose(system @ solution, rhs, rtol=1e-9, atol=1e-9)
+        except np.linalg.LinAlgError:
+            ok = False
+        if not ok:   # singular (linear kernel with more free points than rank, duplicates)
+            solution = np.linalg.lstsq(system, rhs, rcond=None)[0]
+        p[free], q[free] = solution[:m, 0], solution[:m, 1]
+        return p, q, float(solution[m, 0]), float(solution[m, 1])
+
+    def _violations(self, status, p, q, bp, bq, c):
+        coef = p + c * q
+        beta = self.y * coef
+        margin = self.y * (self.gram @ coef + bp + c * bq)
+        # a free point off its margin: the free equations were inconsistent (a singular K_FF, e.g. a
+        # linear kernel with more free points than its rank + 1; lstsq then fits them only in least
+        # squares): it leaves F for the bound its margin asks for
+        off = (status == 1) & (np.abs(margin - 1.0) > INCONSISTENT_TOL)
+        low = (status == 1) & ((beta < -BOUND_TOL * c) | (off & (margin > 1.0)))
+        high = (status == 1) & ((beta > c * (1 + BOUND_TOL)) | (off & (margin < 1.0)))
+        enter_low = (status == 0) & (margin < 1 - MARGIN_TOL)
+        enter_high = (status == 2) & (margin > 1 + MARGIN_TOL)
+        return low, high, enter_low | enter_high, margin
+
+    def _pdas(self, c, status):
+        """Primal–dual active set iterations from ``status``; returns the solved status or None.
+
+        Full PDAS swaps every violator at once (fast from a warm start, but it can cycle on
+        non-M-matrix problems — measured: a period-6 cycle on a 9-point problem — and overshoots
+        when K_FF is rank-deficient — yeast/linear: 8 violators became 175 in one swap); when the
+        number of violators stops falling it returns to the best set met and swaps only the largest
+        violation per step."""
+        best, best_status, single = np.inf, status, False
+        for _ in range(PDAS_MAX_ITER):
+            if not np.any(status == 1):   # the bias needs a free equation: the point nearest the margin
+                scores = self.gram @ np.where(status == 2, c * self.y, 0.0)
+                margin = self.y * (scores + formulation.optimal_bias(scores, self.y))
+                status[np.argmin(np.abs(margin - 1.0))] = 1
+            p, q, bp, bq = self._kkt(status)
+            low, high, enter, margin = self._violations(status, p, q, bp, bq, c)
+            count = low.sum() + high.sum() + enter.sum()
+            if count == 0:
+                return status, (p, q, bp, bq)
+            if count < best:
+                best, best_status = count, status
+            elif not single:   # no progress: back to the best set, one swap per step from now on
+                single, status = True, best_status
+                p, q, bp, bq = self._kkt(status)
+                low, high, enter, margin = self._violations(status, p, q, bp, bq, c)
+            status = status.copy()
+            if single:
+                beta = self.y * (p + c * q)
+                size = np.where(low | high, np.maximum(np.maximum(-beta / c, beta / c - 1.0),
+                                                       np.abs(margin - 1.0) * (status == 1) * (np.abs(margin - 1.0) > INCONSISTENT_TOL)), 0.0) \
+                    + np.where(enter, np.abs(margin - 1.0), 0.0)
+                worst = int(np.argmax(size))
+                status[worst] = 0 if low[worst] else 2 if high[worst] else 1
+            else:
+                status[low], status[high], status[enter] = 0, 2, 1
+        return None, None
+
+    def _try(self, c):
+        """PDAS at ``c`` from the current active set; on success the label's state moves to ``c``."""
+        status, path = self._pdas(c, self.status.copy())
+        if status is None:
+            return False
+        self._set(c, status, path)
+        return True
+
+    def solve(self, c):
+        """Exact solution at ``c``: PDAS from the last active set; else from LIBSVM's active set at
+        c (default tol, then RESTART_SVC_TOL); else path-following from the last solution in
+        shorter (geometric) steps. (Measured on yeast/linear, rank 103: from a warm start PDAS
+        converges for steps of a few % in C_k only — the path has hundreds of breakpoints there —,
+        while one LIBSVM start at the target costs about one BR-SVC label fit.)"""
+        if self._try(c):
+            return
+        warm = self.status.copy()
+        for svc_tol in (1e-3, RESTART_SVC_TOL):
+            self._start(c, tol=svc_tol)
+            if self._try(c):
+                return
+        self.status = warm
+        for _ in range(PATH_STEPS):
+            target = c
+            while abs(np.log(target / self.c)) >= 1e-4 and not self._try(target):
+                target = np.sqrt(self.c * target)
+            if target == c and self.c == c:
+                return
+            if abs(np.log(target / self.c)) < 1e-4 and self.c != target:
+                break
+        raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e}")
+
+    def _set(self, c, status, path):
+        self.status, self.c = status, c
+        self.p, self.q, self.bp, self.bq = path
+        Kp, Kq = self.gram @ self.p, self.gram @ self.q
+        self.A, self.B, self.D = float(self.p @ Kp), float(self.p @ Kq), float(self.q @ Kq)
+        self.lo, self.hi = self._interval(c, Kp, Kq)
+        # flat segment: the slope is in the kernel's null space (Kq = 0 and bq = 0: ‖w‖² and the
+        # margins constant on [lo, hi]); terminal when, besides, no free β leaves its box as c grows
+        # (valid up to c = ∞: the hinge loss's minimum-norm minimiser)
+        size = max(1.0, np.abs(self.q).max())
+        self.flat = bool(np.abs(Kq).max() <= NULL_TOL * size and abs(self.bq) <= NULL_TOL * size)
+        free = self.status == 1
+        slope = self.y[free] * self.q[free]
+        self.terminal = self.flat and bool(np.all(slope >= -NULL_TOL) and np.all(slope <= 1 + NULL_TOL))
+        if self.flat:
+            self.B, self.D = 0.0, 0.0
+            self.flats[self.A] = (self.lo, np.inf if self.terminal else self.hi,
+                                  (c, status, path, self.lo, self.hi, self.terminal))
+        if self.terminal:
+            self.hi = np.inf
+
+    def restore_flat(self, value):
+        """Back to the recorded flat segment with ‖w‖² = value; returns its μ-range bounds in c."""
+        c, status, path, lo, hi, terminal = self.flats[value][2]
+        self._set(c, status, path)
+        return self.flats[value][:2]
+
+    def _interval(self, c, Kp, Kq):
+        """C-interval on which the active set stays optimal (ratio tests on affine functions of c)."""
+        y, free = self.y, self.status == 1
+        offsets, slopes = [], []
+        offsets += [y[free] * self.p[free], -y[free] * self.p[free]]        # β ≥ 0, c − β ≥ 0
+        slopes += [y[free] * self.q[free], 1 - y[free] * self.q[free]]
+        g, h = y * (Kp + self.bp) - 1.0, y * (Kq + self.bq)
+        for s, sign in ((0, 1.0), (2, -1.0)):                              # margin ≥ 1 / ≤ 1
+            mask = self.status == s
+            offsets.append(sign * g[mask])
+            slopes.append(sign * h[mask])
+        a, s = np.concatenate(offsets), np.concatenate(slopes)
+        slack = MARGIN_TOL * np.maximum(1.0, np.abs(a) + np.abs(s) * c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            limit = -(a + slack) / s
+        lo = np.max(limit[s > 0], initial=0.0)
+        hi = np.min(limit[s < 0], initial=np.inf)
+        return min(lo, c), max(hi, c)
+
+    def norm_at(self, c):
+        return self.A + 2 * self.B * c + self.D * c * c
+
+    def root_in_segment(self, t):
+        """The c in [lo, hi] where the quadratic equals t (None if the model root is outside)."""
+        A, B, D = self.A, self.B, self.D
+        disc = B * B - D * (A - t)
+        if self.flat:
+            root = np.inf if t > A else 0.0
+        elif D > 0 and disc >= 0:
+            root = (t - A) / (B + np.sqrt(disc)) if B + np.sqrt(disc) > 0 else np.inf
+        elif B > 0:
+            root = (t - A) / (2 * B)
+        else:
+            root = np.inf if t > A else 0.0
+        return root
+
+    def invert(self, t):
+        """Move this label to ``‖w(c)‖² = t``; returns c (``inf`` when r_k ≤ t: μ_k = 0)."""
+        bracket_lo, bracket_hi = 0.0, np.inf
+        for _ in range(LABEL_MAX_STEPS):
+            c = self.c
+            norm = self.norm_at(c)
+            if self.terminal and norm <= t:
+                return np.inf
+            root = self.root_in_segment(t)
+            if self.lo * (1 - 1e-12) <= root <= self.hi * (1 + 1e-12) and np.isfinite(root) and root > 0:
+                self.c = root
+                return root
+            if bracket_hi <= bracket_lo * (1 + 1e-13):   # t sits on a breakpoint (round-off)
+                return c
+            if norm < t:
+                bracket_lo = max(bracket_lo, c)
+                target = max(root if np.isfinite(root) else 0.0, self.hi * (1 + 1e-9))
+                target = min(target, c * MAX_STEP_FACTOR)
+            else:
+                bracket_hi = min(bracket_hi, c)
+                target = min(root if root > 0 else np.inf, self.lo * (1 - 1e-9))
+                target = max(target, c / MAX_STEP_FACTOR)
+            if not (bracket_lo < target < bracket_hi):
+                target = np.sqrt(bracket_lo * bracket_hi) if np.isfinite(bracket_hi) and bracket_lo > 0 \
+                    else (c * 10 if norm < t else c / 10)
+            self.solve(target)
+        raise _InnerFailure(f"label root search for ‖w_k‖² = {t:.3e} did not converge")
+
+    def coefficients(self, c):
+        """(signed coefficients, bias, α/(C/Q)) at c (``inf``: the terminal limit). On a flat segment
+        the slope q is in the kernel's null space: w is p alone (``c q`` would only add round-off,
+        ~ c²·eps in ‖w‖², which at C = 1e8 exceeds the norm itself)."""
+        if np.isinf(c):
+            return self.p.copy(), self.bp, self.y * self.q
+        if self.flat:
+            return self.p.copy(), self.bp, np.clip(self.y * (self.p / c + self.q), 0.0, 1.0)
+        coef = self.p + c * self.q
+        return coef, self.bp + c * self.bq, np.clip(self.y * coef / c, 0.0, 1.0)
+
+
+def _label_slope(label, c):
+    """dμ/dt at this label's root: μ = scale/c, so dμ/dt = −μ / (c N'(c)) (0 when μ = 0 or flat)."""
+    derivative = 2 * label.B + 2 * label.D * c
+    if not np.isfinite(c) or derivative <= 0:
+        return 0.0
+    return -1.0 / (c * c * derivative)
+
+
+class _Waterfill:
+    """The outer level: labels, the scalar t, and the certificate of an iterate (module docstring)."""
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.Ys = problem.signed
+        n, q = self.Ys.shape
+        self.kappa = max(float(np.max(np.diag(problem.gram))), np.finfo(float).tiny)
+        gram = np.ascontiguousarray(problem.gram / self.kappa)
+        self.scale = self.kappa * problem.C / (2 * q)   # μ_k = scale / c_k (c_k: C_k in scaled units)
+        two_signs = [k for k in range(q) if np.any(self.Ys[:, k] > 0) and np.any(self.Ys[:, k] < 0)]
+        self.c0 = self.scale * max(1, len(two_signs))   # μ uniform over the two-sign labels
+        self.labels = {k: _Label(gram, self.Ys[:, k], self.c0) for k in two_signs}
+        # a label with w = 0 at one C_k has w = 0 at every C_k (0 ∈ ∂_w of its hinge loss): μ_k = 0
+        self.null = [k for k, label in self.labels.items()
+                     if label.norm_at(self.c0) <= 1e-28 * (self.c0 * n) ** 2]
+        self.active = [k for k in self.labels if k not in self.null]
+
+    def evaluate(self, t):
+        """Every active label moved to ‖w_k‖² = t: their c_k, μ_k, S'(t); a label with a flat segment at
+        exactly t (a jump of S) is fixed by :meth:`assign_jump` when S jumps over 1 there."""
+        cs, ranges = {}, {}
+        for k in self.active:
+            label = self.labels[k]
+            if t in label.flats:
+                lo, hi = label.restore_flat(t)
+                ranges[k] = (self.scale / hi, self.scale / lo if lo > 0 else np.inf)
+                cs[k] = label.c
+            else:
+                cs[k] = label.invert(t)
+        mus = {k: (self.scale / c if np.isfinite(c) else 0.0) for k, c in cs.items()}
+        if ranges:
+            self.assign_jump(cs, mus, ranges)
+        slope = sum(self.scale * _label_slope(self.labels[k], cs[k]) for k in self.active)
+        return cs, mus, slope
+
+    def assign_jump(self, cs, mus, ranges):
+        """At a jump of S the labels in ``ranges`` may take any μ_k in their range: the smallest when
+        S stays above 1, the largest when below, else they share what closes Σμ = 1."""
+        fixed = sum(mu for k, mu in mus.items() if k not in ranges)
+        rest = 1.0 - fixed - sum(low for low, _ in ranges.values())
+        for k, (low, high) in ranges.items():
+            share = min(max(rest, 0.0), high - low)
+            rest -= share
+            mus[k] = low + share
+            cs[k] = self.scale / mus[k] if mus[k] > 0 else np.inf
+            self.labels[k].c = cs[k] if np.isfinite(cs[k]) else self.labels[k].c
+
+    def certificate(self, cs, t, tol):
+        """Primal point, multipliers and the formulation's own objectives and residuals at ``cs``.
+
+        A label at its terminal segment with ``r_k < t`` has μ_k = 0, ``w_k`` the segment's limit and
+        ``α_k = (C/Q) y∘q``, whose ``u_k = 0`` holds only to round-off: the Gram-form norm
+        ``sqrt(cᵀKc)`` of the residual has a floor ~ sqrt(eps)·(C/Q)·‖q‖₁ (measured 2e-6 at C = 100,
+        n = 40), so at large C such problems may end above a tight tol with a ConvergenceWarning."""
+        problem = self.problem
+        n, q = self.Ys.shape
+        coef, b, alpha, mu = np.zeros((n, q)), np.zeros(q), np.zeros((n, q)), np.zeros(q)
+        for k in range(q):
+            if k in self.labels:
+                c = cs.get(k, self.c0)
+                signed, b[k], fraction = self.labels[k].coefficients(c)
+                alpha[:, k] = problem.box * fraction
+                if k in self.active:
+                    coef[:, k] = signed / self.kappa
+                    mu[k] = self.scale / c if np.isfinite(c) else 0.0
+            else:   # one sign only: w = 0, α = 0, the hinge-optimal bias
+                b[k] = formulation.optimal_bias(np.zeros(n), self.Ys[:, k])
+        if mu.sum() > 0:
+            lam = mu / mu.sum()
+        else:   # t = 0: every label has w = 0 and any λ on the simplex is optimal
+            lam = np.full(q, 1.0 / q)
+        primal = formulation.primal_objective(problem, coef, b)
+        dual = formulation.dual_objective(problem, alpha)
+        kkt = formulation.kkt_residuals(problem, coef, b, alpha, lam)
+        stop = max(relative_gap(primal, dual), max(kkt.values()))
+        return {"coef": coef, "b": b}, {"alpha": alpha, "lam": lam}, primal, dual, stop
+
+
+def _next_t(t, S, slope, t_lo, t_hi, breakpoints):
+    """Safeguarded Newton step on log S(t) = 0 in log t; geometric bisection outside the bracket (×4
+    or ÷4 before it is closed); once it is closed, a known jump point r_k crossed by the step is
+    tried first."""
+    candidate = None
+    if S > 0 and slope < 0:
+        candidate = t * np.exp(np.clip(-np.log(S) / (t * slope / S), -50.0, 50.0))
+    if candidate is None or not (t_lo < candidate < t_hi):
+        if t_lo > 0 and np.isfinite(t_hi):
+            candidate = np.sqrt(t_lo * t_hi)
+        else:
+            candidate = t * 4.0 if S > 1 else t / 4.0   # S > 1: t too small
+    crossed = [r for r in breakpoints if t_lo < r < t_hi and min(t, candidate) <= r <= max(t, candidate)
+               and r != t] if t_lo > 0 and np.isfinite(t_hi) else []
+    if crossed:
+        candidate = min(crossed, key=lambda r: abs(r - t))
+    return candidate
+
+
+def solve_rank_binary_waterfill(problem: formulation.BinaryApproachProblem, *, tol: float = 1e-7,
+                                max_iter: int = 200) -> SolverResult:
+    """Solve Problem 3 by water-filling over exact label SVMs (module docstring).
+
+    Returns a :class:`SolverResult` with ``primal = {"coef", "b"}`` (``w_k = Σ_i coef_ik φ(x_i)``) and
+    ``dual = {"alpha", "lam"}`` as :mod:`mlsvm.formulations.rank_binary` names them; ``history`` has
+    ``primal``, ``dual`` and ``stop_value`` (max of the relative gap and the scaled KKT residuals) per
+    outer iteration. ``max_iter`` bounds the outer iterations (evaluations of S(t)).
+    """
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a finite number > 0; got {tol!r}")
+    if int(max_iter) != max_iter or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
+    start = time.perf_counter()
+    history = {"primal": [], "dual": [], "stop_value": []}
+    best, failure, iteration = None, "", 0
+    try:
+        outer = _Waterfill(problem)
+        active = outer.active
+        t = float(np.mean([outer.labels[k].norm_at(outer.c0) for k in active])) if active else 0.0
+        t_lo, t_hi = 0.0, np.inf
+        for iteration in range(1, int(max_iter) + 1):
+            if active:
+                cs, mus, slope = outer.evaluate(t)
+                S = sum(mus.values())
+            else:
+                cs, S, slope = {}, 1.0, 0.0
+            primal_point, dual_point, primal, dual, stop = outer.certificate(cs, t, tol)
+            history["primal"].append(primal)
+            history["dual"].append(dual)
+            history["stop_value"].append(stop)
+            if best is None or stop < best[0]:
+                best = (stop, primal_point, dual_point)
+            if stop <= tol:
+                break
+            if S == 1.0:
+                failure = "S(t) = 1 but the certificate is above tol (round-off floor)"
+                break
+            if S > 1:
+                t_lo = t
+            else:
+                t_hi = t
+            breakpoints = [value for k in active for value in outer.labels[k].flats]
+            t = _next_t(t, S, slope, t_lo, t_hi, breakpoints)
+    except _InnerFailure as error:
+        failure = str(error)
+    stop, primal_point, dual_point = best if best is not None else (np.inf, None, None)
+    converged = stop <= tol
+    if not converged:
+        reason = failure or f"max_iter = {max_iter} outer iterations reached"
+        warnings.warn(f"binary-approach water-filling solver did not converge ({reason}): {STOP_RULE} "
+                      f"reached {stop:.3e}, tolerance asked {tol:.1e}.", ConvergenceWarning, stacklevel=2)
+    if primal_point is None:   # failed before the first iterate: the zero point, honestly graded
+        q = problem.n_labels
+        primal_point = {"coef": np.zeros_like(problem.signed), "b": np.zeros(q)}
+        dual_point = {"alpha": np.zeros_like(problem.signed), "lam": np.full(q, 1.0 / q)}
+    return SolverResult(primal=primal_point, dual=dual_point, converged=converged, n_iter=iteration,
+                        stop_value=float(stop), stop_rule=STOP_RULE, solve_time=time.perf_counter() - start,
+                        history=history, solver="waterfill")
