@@ -53,7 +53,7 @@ def speed(with_mm: bool = True) -> None:
         gram = fast.kernel_(X)
         problem = ovn.OvNProblem(gram, Y, 0.25, 1.0, "soft", "hard", features=X if kernel == "linear" else None)
         start = time.perf_counter()
-        optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+        optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
         cvxpy_time = time.perf_counter() - start
         report = fast.fit_report_
         print(f"{kernel:7} {'cvxpy':8} {cvxpy_time:8.2f} {optimum:14.8f} {'':>9} {'':>9} {'':>9} {'':>6} {1.0:8.1f}")
@@ -62,12 +62,11 @@ def speed(with_mm: bool = True) -> None:
               f"{report.max_kkt:9.1e} {report.n_iter:6d} {cvxpy_time / report.solve_time:8.1f}")
         if not with_mm:
             continue
-        features = problem.factor()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = mm(features, Y, 0.25, 1.0, "soft", "hard", epsilon=1e-8, tol=1e-13,
+            result = mm(problem, epsilon=1e-8, tol=1e-13,
                         max_iter=4000 if kernel == "linear" else 1500)
-        history = np.asarray(result.history["objective"])
+        history = np.asarray(result.history["primal"])
         per_iteration = result.solve_time / result.n_iter
         distance = (history - optimum) / max(1.0, abs(optimum))
         increases = np.diff(history)

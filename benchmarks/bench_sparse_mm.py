@@ -69,7 +69,7 @@ def yeast(sizes, lam=1.0):
     full = greedy_sparse(gram, form.MarginOperator("sm3l", train.Y), lam, basis=np.arange(train.X.shape[0]))
     full_fit = time.perf_counter() - start
     kernel = make_kernel("rbf", "scale", X=train.X)
-    full_scores = lambda X: kernel(X, train.X[full.primal["basis"]]) @ full.primal["A"]
+    full_scores = lambda X: kernel(X, train.X[full.primal["basis"]]) @ full.primal["coef"]
     full_loss = hamming_loss(test.Y, (full_scores(test.X) > 0).astype(int))
     full_time = _best_time(lambda: full_scores(X_infer))
     n_sv_full = int(np.count_nonzero(np.any(full.dual["mu"] > 0, axis=1)))
@@ -105,7 +105,7 @@ def cvxpy_training(sizes, lam=1.0):
         gram = make_kernel("rbf", "scale", X=X)(X)
         problem = form.SparseMMProblem(gram, Y, lam, "sm3l")
         start = time.perf_counter()
-        value = solve(form.primal_problem(problem)[0])
+        value = solve(form.cvxpy_primal(problem)[0])
         t_cvx = time.perf_counter() - start
         start = time.perf_counter()
         newton = greedy_sparse(gram, problem.margins, lam, basis=np.arange(n))
@@ -114,7 +114,7 @@ def cvxpy_training(sizes, lam=1.0):
         start = time.perf_counter()
         est = SM3L(lam, d_max=50, random_state=0, min_rel_decrease=0.0).fit(X, Y)
         t_greedy = time.perf_counter() - start
-        diff = abs(form.primal_objective(used, newton.primal["A"]) - value) / max(1.0, abs(value))
+        diff = abs(form.primal_objective(used, newton.primal["coef"]) - value) / max(1.0, abs(value))
         print(f"n = {n:4d}: CVXPY {t_cvx:6.2f}s, Newton J=all {t_newton:5.2f}s ({t_cvx / t_newton:5.1f}x, objective "
               f"rel. diff {diff:.1e}), Alg.4 |J|=50 {t_greedy:5.2f}s ({t_cvx / t_greedy:5.1f}x; objective "
               f"{est.fit_report_.primal_objective:.1f} vs full {value:.1f})")

@@ -25,15 +25,15 @@ def test_primal_equals_dual_and_the_dual_point_is_optimal(drawn):
     dual's Λ is not unique and Clarabel can stop at 'optimal_inaccurate' (a random hypothesis run:
     10 points, RBF), which is never accepted as ground truth."""
     problem, _, _ = drawn
-    primal = solve(ovn.primal_problem(problem)[0], "CLARABEL")
-    (dual_cvx, variables), value, _ = solve_first_optimal(lambda: ovn.dual_problem(problem),
+    primal = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
+    (dual_cvx, variables), value, _ = solve_first_optimal(lambda: ovn.cvxpy_dual(problem),
                                                           ("CLARABEL", "OSQP", "ECOS"))
     dual = -value
     assert relative_difference(primal, dual) <= BACKEND_AGREEMENT
     # the dual point, mapped to the primal (A = ΛS, b = equal-mass multipliers), is primal optimal
     Lam = np.clip(variables["Lam"].value, 0.0, problem.beta)
     b = np.asarray(dual_cvx.constraints[-1].dual_value, dtype=float)
-    A = ovn.coefficients_from_dual(problem, Lam)
+    A = ovn.coef_from_dual(problem, Lam)
     assert relative_difference(ovn.primal_objective(problem, A, b), primal) <= EXACT.objective
     assert relative_difference(ovn.dual_objective(problem, Lam, variables["nu"].value), primal) <= EXACT.objective
     assert max(ovn.kkt_residuals(problem, Lam, b, variables["nu"].value, A=A).values()) <= EXACT.kkt
@@ -50,7 +50,7 @@ def test_dual_with_a_duplicated_point_found_by_hypothesis():
     Y = np.array([[1, 1, 1]] * 5 + [[0, 1, 0], [1, 0, 0], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=np.int8)
     problem = ovn.OvNProblem(make_kernel("rbf", "scale", X=X)(X), Y, 0.25, 1.0, "soft", "soft", 0.1, None)
     with pytest.raises(GroundTruthError, match="optimal_inaccurate"):
-        solve(ovn.dual_problem(problem)[0], "CLARABEL")
+        solve(ovn.cvxpy_dual(problem)[0], "CLARABEL")
     test_primal_equals_dual_and_the_dual_point_is_optimal.hypothesis.inner_test((problem, X, "rbf"))
 
 
@@ -63,8 +63,8 @@ def test_primal_and_dual_agree_on_a_second_backend(drawn):
     problem, _, _ = drawn
     for backend in ("ECOS", "OSQP"):
         try:
-            agreement = solve_checked(lambda: ovn.dual_problem(problem)[0], solvers=("CLARABEL", backend))
-            primal = solve(ovn.primal_problem(problem)[0], backend)
+            agreement = solve_checked(lambda: ovn.cvxpy_dual(problem)[0], solvers=("CLARABEL", backend))
+            primal = solve(ovn.cvxpy_primal(problem)[0], backend)
         except GroundTruthError:
             if backend == "OSQP":
                 raise
@@ -79,7 +79,7 @@ def test_primal_and_dual_agree_on_a_second_backend(drawn):
 def test_empty_class_closed_form_is_optimal(drawn):
     problem, _, _ = drawn
     A, b, Lam, nu = ovn.empty_class_solution(problem)
-    primal = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    primal = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
     assert relative_difference(ovn.primal_objective(problem, A, b), primal) <= EXACT.objective
     assert ovn.dual_objective(problem, Lam, nu) == 0.0
     if problem.b_constraint == "hard":
@@ -91,13 +91,13 @@ def test_hard_w_kernel_coefficients_sum_to_zero_per_sample():
     X, Y = rng.standard_normal((12, 2)), (rng.random((12, 3)) < 0.5).astype(np.int8)
     Y[0] = 1
     problem = ovn.OvNProblem(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1)), Y, w_constraint="hard")
-    A = ovn.coefficients_from_dual(problem, rng.random(Y.shape))
+    A = ovn.coef_from_dual(problem, rng.random(Y.shape))
     np.testing.assert_array_less(np.abs(A.sum(axis=1)), EXACT.kkt)  # Σ_k a_ki = 0 (eq. 16)
 
 
 def _smoothed_optimum(problem: ovn.OvNProblem, epsilon: float) -> float:
     """min F_ε by CVXPY: h_ε(r) = huber(pos(r + ε), 2ε)/(4ε) is the ε-floored hinge."""
-    cvx, variables = ovn.primal_problem(problem)
+    cvx, variables = ovn.cvxpy_primal(problem)
     b = variables["b"]
     smooth = cp.huber(cp.pos(1 - variables["scores"] + epsilon), 2 * epsilon) / (4 * epsilon)
     objective = variables["regularizer"] + problem.beta * cp.sum(cp.multiply(problem.Y.astype(float), smooth))
@@ -115,7 +115,7 @@ def test_epsilon_floor_costs_at_most_beta_eps_T_over_4(epsilon, w_constraint, b_
     Y = (X @ rng.standard_normal((3, 3)) + 0.5 * rng.standard_normal((25, 3)) > 0).astype(np.int8)
     problem = ovn.OvNProblem(X @ X.T, Y, alpha=0.4, beta=3.0, w_constraint=w_constraint,
                              b_constraint=b_constraint, gamma_b=0.5, features=X)
-    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
     smoothed = _smoothed_optimum(problem, epsilon)
     bound = problem.beta * epsilon * Y.sum() / 4
     assert optimum - EXACT.objective * max(1.0, optimum) <= smoothed <= optimum + bound

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from mlsvm.estimators.ovn import OvNSVM
 from mlsvm.formulations import ovn
 from mlsvm.solvers.ovn_ipm import _dense_system as _dense
-from mlsvm.solvers.ovn_ipm import equal_mass_ipm
+from mlsvm.solvers.ovn_ipm import equal_mass_ipm, solve_ipm
 from mlsvm.solvers.ovn_mm import mm
 from mlsvm.solvers.piecewise_quadratic import hinge_segment_search
 from mlsvm.solvers.cvxpy_tools import solve
@@ -42,7 +42,7 @@ def _fit(problem: ovn.OvNProblem, X, kernel, solver, **options):
 @given(ovn_problems())
 def test_fast_solver_is_exact(drawn):
     problem, X, kernel = drawn
-    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
     report = _fit(problem, X, kernel, "fast").fit_report_
     assert report.converged
     assert relative_difference(report.primal_objective, optimum) <= FAST.objective
@@ -60,7 +60,7 @@ def test_fast_solver_on_a_newton_system_definite_only_up_to_round_off():
                              gamma_b=1.0, features=X)
     report = _fit(problem, X, "linear", "fast").fit_report_
     assert report.converged
-    assert relative_difference(report.primal_objective, solve(ovn.primal_problem(problem)[0], "CLARABEL")) <= FAST.objective
+    assert relative_difference(report.primal_objective, solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")) <= FAST.objective
     assert abs(report.relative_gap) <= FAST.gap and report.max_kkt <= FAST.kkt
 
 
@@ -83,7 +83,12 @@ VARIANTS = [(w, b, kernel) for w in ovn.CONSTRAINTS for b in ovn.CONSTRAINTS for
 MM_BUDGET = 20_000
 
 
-def _objective_along_the_path(problem, features, epsilon, tol=1e-10, max_iter=MM_BUDGET):
+#: MM's certified tolerance in these tests (relative gap and scaled KKT residuals): MM is sublinear
+#: (measured on the verify problems: 1e-4 within 1,227 iterations, 1e-7 not within 5,000)
+MM_TOL = 1e-5
+
+
+def _objective_along_the_path(problem, features, epsilon, tol=MM_TOL, max_iter=MM_BUDGET):
     """Run MM and recompute F (the true objective) at every iterate, independently of MM's code."""
     M = np.eye(problem.n_classes) if problem.w_constraint == "hard" else problem.coupling
     member = problem.Y.astype(bool)
@@ -93,9 +98,8 @@ def _objective_along_the_path(problem, features, epsilon, tol=1e-10, max_iter=MM
         value = 0.5 * np.trace(V.T @ V @ M) + problem.beta * np.maximum(0.0, 1.0 - features @ V - b)[member].sum()
         return value + (problem.gamma_b * b.sum() ** 2 if problem.soft_b else 0.0)
 
-    result = mm(features, problem.Y, problem.alpha, problem.beta, problem.w_constraint, problem.b_constraint,
-                problem.gamma_b, epsilon=epsilon, tol=tol, max_iter=max_iter,
-                callback=lambda V, b: path.append(objective(V, b)))
+    result = mm(problem, epsilon=epsilon, tol=tol, max_iter=max_iter,
+                callback=lambda n_iter, primal, dual: path.append(objective(primal["V"], primal["b"])))
     return result, np.asarray(path)
 
 
@@ -114,29 +118,29 @@ def test_mm_true_objective_never_increases(drawn, epsilon):
     result, path = _objective_along_the_path(problem, features, epsilon)
     assert result.converged
     _assert_never_increases(path)
-    np.testing.assert_allclose(result.history["objective"], path, rtol=ROUND_OFF, atol=ROUND_OFF)
+    np.testing.assert_allclose(result.history["primal"], path, rtol=ROUND_OFF, atol=ROUND_OFF)
     _assert_never_increases(np.asarray(result.history["smoothed_objective"]))
-    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
     assert path[-1] <= optimum + problem.beta * epsilon * problem.Y.sum() / 4 + FAST.objective * max(1.0, optimum)
 
 
 def test_mm_on_a_degenerate_problem_found_by_hypothesis():
     """One class, three points all on the margin at the optimum (V ≈ 0, b ≈ 1, one feature ≈ 0):
-    MM's relative decrease stays above 1e-10 for 13,870 iterations. With 5,000 it says so
-    (ConvergenceWarning quoting the decrease reached); with the budget it converges, F never rises,
-    and it ends within βεT/4 of the CVXPY optimum."""
+    MM converges sublinearly (measured: a certified 1e-4 in 1,001 iterations, 1e-6 in 8,530, 1e-8 in
+    36,091). With 500 it says so (ConvergenceWarning quoting the certificate reached); with the
+    budget it converges, F never rises, and it ends within its certified gap of the CVXPY optimum."""
     features = np.array([[-0.00682678], [1.04614329], [0.74158842]])
     Y = np.ones((3, 1), dtype=np.int8)
     problem = ovn.OvNProblem(gram=features @ features.T, Y=Y, alpha=0.0, beta=10.0, w_constraint="soft",
                              b_constraint="soft", gamma_b=0.1, features=features)
-    with pytest.warns(ConvergenceWarning, match="reached 1.5"):
-        short, _ = _objective_along_the_path(problem, features, 0.1, max_iter=5000)
+    with pytest.warns(ConvergenceWarning, match="did not converge in 500 iterations.*reached"):
+        short, _ = _objective_along_the_path(problem, features, 0.1, tol=1e-4, max_iter=500)
     assert not short.converged
-    result, path = _objective_along_the_path(problem, features, 0.1)
-    assert result.converged and 5000 < result.n_iter < MM_BUDGET
+    result, path = _objective_along_the_path(problem, features, 0.1, tol=1e-4)
+    assert result.converged and 500 < result.n_iter < MM_BUDGET
     _assert_never_increases(path)
-    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
-    assert path[-1] <= optimum + problem.beta * 0.1 * Y.sum() / 4
+    optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
+    assert path[-1] - optimum <= 1e-4 * max(1.0, abs(optimum))
 
 
 @pytest.mark.parametrize("w_constraint, b_constraint, kernel", VARIANTS)
@@ -148,60 +152,112 @@ def test_mm_monotone_certified_and_within_its_epsilon_bound(w_constraint, b_cons
     _assert_never_increases(path)  # F, recomputed at the iterates
     _assert_never_increases(np.asarray(result.history["smoothed_objective"]))  # F_ε, what MM majorizes
     np.testing.assert_allclose(result.history["smoothing_excess"],
-                               np.subtract(result.history["smoothed_objective"], result.history["objective"]))
-    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+                               np.subtract(result.history["smoothed_objective"], result.history["primal"]))
+    optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
     bound = problem.beta * epsilon * problem.Y.sum() / 4
     assert optimum - FAST.objective * max(1.0, optimum) <= path[-1] <= optimum + bound
     # the estimator's certificate: a feasible dual point, so F − F* ≤ the reported gap
-    report = _fit(problem, X, kernel, "mm", epsilon=epsilon, tol=1e-10, max_iter=5000, gamma=0.5).fit_report_
+    report = _fit(problem, X, kernel, "mm", epsilon=epsilon, tol=MM_TOL, max_iter=MM_BUDGET, gamma=0.5).fit_report_
+    assert report.converged and report.solver == "mm"
+    assert abs(report.relative_gap) <= MM_TOL and report.max_kkt <= MM_TOL
     assert relative_difference(report.primal_objective, optimum) <= abs(report.relative_gap)
     assert report.dual_objective <= optimum + FAST.objective * max(1.0, optimum)
     assert report.kkt["primal"] <= FAST.kkt  # the equalized multipliers are dual feasible
 
 
-def test_mm_safeguard_is_exercised_and_the_floor_only_shrinks():
+def test_mm_safeguard_is_exercised_and_the_floor_only_shrinks(monkeypatch):
     """On this problem plain Algorithm 1 with the floor ε = 1e-3 raised F six times (by up to
-    1.7e-6, measured before the safeguard): the safeguard rejects such steps and continues with ε/10."""
+    1.7e-6, measured before the safeguard): the safeguard rejects such steps and continues with ε/10.
+    The floor is kept at ε otherwise (no continuation driven by the smoothing bound), as in the paper."""
+    import mlsvm.solvers.ovn_mm as ovn_mm
+
+    monkeypatch.setattr(ovn_mm, "SMOOTHING_SHARE", np.inf)
     problem, _ = _mm_problem("hard", "soft", "linear", seed=4)
     result, path = _objective_along_the_path(problem, problem.factor(), 1e-3)
     steps, floors = np.asarray(result.history["step"]), np.asarray(result.history["epsilon"])
-    assert np.any(steps < 1.0)
+    assert result.converged and np.any(steps < 1.0)
     assert np.all(np.diff(floors) <= 0) and floors.min() < 1e-3
     _assert_never_increases(path)
 
 
-def test_mm_tracks_the_optimum_as_epsilon_shrinks():
+@pytest.mark.parametrize("tol", [1e-3, 1e-5])
+def test_mm_certificate_bounds_the_distance_to_the_optimum(tol):
+    """MM stops on its certified gap (a feasible dual point): F − F* ≤ gap ≤ tol (relative), checked
+    against CVXPY; the ε floor only starts the continuation (here far above tol)."""
     problem, X = _mm_problem("soft", "hard", "linear", seed=4)
-    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
-    for epsilon in (1e-2, 1e-4, 1e-6):
-        result = mm(problem.factor(), problem.Y, problem.alpha, problem.beta, "soft", "hard",
-                    epsilon=epsilon, tol=1e-12, max_iter=20000)
-        distance = result.history["objective"][-1] - optimum
-        assert -FAST.objective * optimum <= distance <= problem.beta * epsilon * problem.Y.sum() / 4
+    optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
+    result = mm(problem, epsilon=1e-2, tol=tol, max_iter=MM_BUDGET)
+    assert result.converged and result.stop_value <= tol
+    distance = (result.history["primal"][-1] - optimum) / max(1.0, abs(optimum))
+    assert -FAST.objective <= distance <= tol
 
 
-def test_mm_refuses_a_hessian_that_is_not_positive_definite():
+def test_mm_stalls_honestly_below_what_its_floor_can_certify():
+    """On the same problem MM certifies 2.2e-7 at best: the continuation then reaches floors near
+    1e-9 (majorizer weights β/(2ε) ≈ 1e9), where the MM step ascends F in round-off at the last floor.
+    It stops there with a ConvergenceWarning quoting the certificate reached, converged=False,
+    and its point is still within that certificate of the optimum."""
+    problem, X = _mm_problem("soft", "hard", "linear", seed=4)
+    with pytest.warns(ConvergenceWarning, match="stalled"):
+        result = mm(problem, epsilon=1e-2, tol=1e-9, max_iter=MM_BUDGET)
+    assert not result.converged and result.stop_value > 1e-9
+    optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
+    assert (result.history["primal"][-1] - optimum) / max(1.0, abs(optimum)) <= result.stop_value
+
+
+def test_mm_with_one_iteration_is_not_converged():
+    """Issue 13: MM used to report converged with max_iter=1 at 22 % off the optimum (its stop rule was
+    the decrease of F_ε, and the verify row ignored the warning). Now max_iter ends it with a
+    ConvergenceWarning quoting the certificate, and the report says converged=False."""
+    problem, X = _mm_problem("soft", "hard", "linear")
+    with pytest.warns(ConvergenceWarning, match="did not converge in 1 iterations.*reached"):
+        report = _fit(problem, X, "linear", "mm", max_iter=1, tol=1e-6).fit_report_
+    assert not report.converged and report.relative_gap > 1e-6
+
+
+def test_mm_refuses_bad_problems():
     problem, _ = _mm_problem("soft", "hard", "linear")
-    with pytest.raises(ValueError, match="Hessian .* not positive definite"):
-        mm(problem.factor(), problem.Y, alpha=1.5, beta=1.0)
-    with pytest.raises(ValueError, match="Hessian .* not positive definite"):
-        mm(problem.factor(), problem.Y, alpha=-0.6, beta=1.0)  # K = 3: needs α > −1/2
+    with pytest.raises(ValueError, match="alpha must lie in.*positive definite"):
+        ovn.OvNProblem(problem.gram, problem.Y, alpha=1.5, beta=1.0)
+    with pytest.raises(ValueError, match="alpha must lie in.*positive definite"):
+        ovn.OvNProblem(problem.gram, problem.Y, alpha=-0.6, beta=1.0)  # K = 3: needs α > −1/2
+    Y = problem.Y.copy()
+    Y[:, 1] = 0
     with pytest.raises(ValueError, match="no member"):
-        Y = problem.Y.copy()
-        Y[:, 1] = 0
-        mm(problem.factor(), Y, alpha=0.3, beta=1.0)
+        mm(ovn.OvNProblem(problem.gram, Y, alpha=0.3, features=problem.features))
     with pytest.raises(ValueError, match="epsilon"):
-        mm(problem.factor(), problem.Y, alpha=0.3, beta=1.0, epsilon=0.0)
+        mm(problem, epsilon=0.0)
 
 
 def test_mm_and_ipm_warn_when_max_iter_ends_them():
     problem, _ = _mm_problem("soft", "soft", "linear")
     with pytest.warns(UserWarning, match="did not converge.*reached"):
-        mm(problem.factor(), problem.Y, 0.3, 2.0, "soft", "soft", epsilon=1e-6, tol=1e-14, max_iter=3)
+        mm(problem, epsilon=1e-6, tol=1e-14, max_iter=3)
     qp = ovn.dual_qp(problem)
     T = qp["P"].shape[0] - 1
     with pytest.warns(UserWarning, match="did not converge.*reached"):
         equal_mass_ipm(qp["P"][:T, :T], problem.members[1], 3, 2.0, qp["P"][T, T], tol=1e-12, max_iter=2)
+
+
+@pytest.mark.parametrize("solver", ["ipm", "mm"])
+def test_callback_sees_every_iterate_in_the_result_names(solver):
+    """One callback signature: ``callback(n_iter, primal, dual)`` with the result's dict names; the
+    history has ``primal``, ``dual`` and ``stop_value``, one entry per iteration."""
+    problem, _ = _mm_problem("hard", "soft", "rbf")
+    seen = []
+    callback = lambda n_iter, primal, dual: seen.append((n_iter, sorted(primal), sorted(dual)))  # noqa: E731
+    if solver == "ipm":
+        result = solve_ipm(problem, tol=1e-9, max_iter=100, callback=callback)
+    else:
+        result = mm(problem, epsilon=1e-3, tol=1e-4, max_iter=MM_BUDGET, callback=callback)
+    assert result.converged
+    assert [entry[0] for entry in seen] == list(range(1, result.n_iter + 1))
+    assert all(entry[1] == sorted(result.primal) and entry[2] == sorted(result.dual) for entry in seen)
+    for key in ("primal", "dual", "stop_value"):
+        assert len(result.history[key]) == result.n_iter
+    evaluation = ovn.evaluate(problem, result.primal, result.dual)
+    assert evaluation.primal_objective == pytest.approx(result.history["primal"][-1], rel=1e-10)
+    assert evaluation.dual_objective == pytest.approx(result.history["dual"][-1], rel=1e-10)
 
 
 def test_ipm_requires_every_group_to_have_a_member():
@@ -266,7 +322,7 @@ def test_ipm_falls_back_to_the_dense_system_when_woodbury_fails_its_check(monkey
     import mlsvm.solvers.ovn_ipm as ipm
 
     problem, X = _mm_problem("soft", "hard", "linear")
-    optimum = solve(ovn.primal_problem(problem)[0], "CLARABEL")
+    optimum = solve(ovn.cvxpy_primal(problem)[0], "CLARABEL")
     switches = []
     monkeypatch.setattr(ipm, "REFINEMENT_STEPS", 0)
     monkeypatch.setattr(ipm, "WOODBURY_CHECK", 0.0)

@@ -107,7 +107,8 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         :func:`mlsvm.testing.certify` share this path)."""
         check_solver(self.solver, self.solver_names())
         check_scalar(self.tol, "tol", low=0.0, low_open=True)
-        check_scalar(self.max_iter, "max_iter", low=1, integer=True)
+        if self.max_iter is not None:   # None: each solver's own budget (where an estimator allows it)
+            check_scalar(self.max_iter, "max_iter", low=1, integer=True)
         if self._single_output:
             Y = check_class_vector(Y, "y")
         X, target = check_X_Y(X, Y)

@@ -1,26 +1,20 @@
 """``OvNSVM``: the One-vs-None multiclass/multilabel SVM (Shajari & Rangarajan), SPEC §2.2.
 
-Solvers: ``"fast"`` (default; an interior-point method on the derived dual, exact to the duality
-gap), ``"mm"`` (the paper's Algorithm 1, majorization–minimization with an ε floor) and
-``"cvxpy"`` (ground truth: CVXPY primal for ``b``/``W`` and dual for the multipliers).
+Solvers (:mod:`mlsvm.registry.ovn`): ``"fast"`` (default) = ``"ipm"`` (an interior-point method on
+the derived dual, exact to the duality gap), ``"mm"`` (the paper's Algorithm 1,
+majorization–minimization with an ε floor, stopped on its certified gap) and ``"cvxpy"`` (the
+derived dual by CVXPY; ``b`` = the multipliers of its equal-mass rows).
 Decision (§3.2): the labels ``{k : f_k(x) ≥ 1}``, or ``argmax_k f_k(x)`` when that set is empty;
 a multiclass fit predicts ``argmax``.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy.sparse import issparse
 
-from mlsvm.data import check_scalar
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import ovn
-from mlsvm.solvers.ovn_ipm import equal_mass_ipm
-from mlsvm.solvers.ovn_mm import mm
-from mlsvm.solvers.cvxpy_tools import solve
-from mlsvm.report import FitReport
 
 __all__ = ["OvNSVM", "ovn_decide"]
 
@@ -85,7 +79,7 @@ class OvNSVM(KernelMultilabelEstimator):
         Backend of ``solver="cvxpy"``.
     """
 
-    _solvers = ("fast", "mm", "cvxpy")
+    _registry_model = "ovn"
 
     def __init__(self, alpha=0.0, beta=1.0, w_constraint="soft", b_constraint="hard", gamma_b=1.0,
                  kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast", tol=1e-10,
@@ -107,91 +101,13 @@ class OvNSVM(KernelMultilabelEstimator):
         self.cvxpy_solver = cvxpy_solver
 
     def _problem(self, gram: np.ndarray, Y: np.ndarray) -> ovn.OvNProblem:
-        for name in ("w_constraint", "b_constraint"):
-            if getattr(self, name) not in ovn.CONSTRAINTS:
-                raise ValueError(f"{name} must be one of {ovn.CONSTRAINTS}; got {getattr(self, name)!r}")
-        check_scalar(self.beta, "beta", low=0.0, low_open=True)
-        check_scalar(self.epsilon, "epsilon", low=0.0, low_open=True)
-        if self.b_constraint == "soft":
-            check_scalar(self.gamma_b, "gamma_b", low=0.0, low_open=True,
-                         explain="b_constraint='soft' adds gamma_b·(Σ_k b_k)², which needs gamma_b > 0")
-        if self.w_constraint == "soft":
-            low, high = ovn.alpha_interval(Y.shape[1])
-            check_scalar(self.alpha, "alpha", low=low, high=high, low_open=True, high_open=True, explain=(
-                f"With w_constraint='soft' the regularizer ½tr(WMWᵀ), M = (1−α)I + α11ᵀ, is convex only "
-                f"when M is positive definite, i.e. −1/(K−1) < alpha < 1 (K = {Y.shape[1]}); outside it the "
-                "problem is unbounded below. alpha is in the canonical scaling of eq. 5: the paper's "
-                "Appendix A drops the ½, so its α equals 2·alpha (App-A(α, β) = canonical(α/2, β/2))"))
-        features = self.X_fit_ if self.kernel == "linear" else None
-        if issparse(features):  # the OvN solvers (Woodbury blocks, MM's lstsq, CVXPY factor) read the
-            features = features.toarray()   # features densely (n × d)
-        return ovn.OvNProblem(gram, Y, float(self.alpha), float(self.beta), self.w_constraint,
-                              self.b_constraint, float(self.gamma_b), features)
+        features = self.X_fit_ if self.kernel == "linear" else None  # MM and the IPM's Woodbury use X
+        return ovn.OvNProblem(gram, Y, self.alpha, self.beta, self.w_constraint, self.b_constraint,
+                              self.gamma_b, features)
 
-    def _fit(self, gram: np.ndarray, Y: np.ndarray) -> FitReport:
-        problem = self._problem(gram, Y)
-        start = time.perf_counter()
-        closed_form = ovn.empty_class_solution(problem)
-        if closed_form is not None:
-            A, b, Lam, nu = closed_form
-            n_iter, converged, stop_rule, stop_value, solver, history = 0, True, "closed form (empty class)", 0.0, "closed-form", {}
-        elif self.solver == "fast":
-            A, b, Lam, nu, result = self._fit_fast(problem)
-            n_iter, converged, stop_rule, stop_value, history = (result.n_iter, result.converged, result.stop_rule,
-                                                                  result.stop_value, result.history)
-            solver = "fast"
-        elif self.solver == "mm":
-            A, b, Lam, nu, result = self._fit_mm(problem)
-            n_iter, converged, stop_rule, stop_value, history = (result.n_iter, result.converged, result.stop_rule,
-                                                                  result.stop_value, result.history)
-            solver = "mm"
-        else:
-            A, b, Lam, nu = self._fit_cvxpy(problem)
-            n_iter, converged, stop_rule, stop_value, solver, history = 0, True, "interior point (CVXPY)", 0.0, f"cvxpy-{self.cvxpy_solver}", {}
-        elapsed = time.perf_counter() - start
-        self.dual_coef_, self.intercept_, self.multipliers_ = A, b, Lam
-        return FitReport(primal_objective=ovn.primal_objective(problem, A, b),
-                         dual_objective=ovn.dual_objective(problem, Lam, nu),
-                         kkt=ovn.kkt_residuals(problem, Lam, b, nu, A=A), n_iter=n_iter, converged=converged,
-                         solve_time=elapsed, solver=solver, stop_rule=stop_rule, stop_value=stop_value,
-                         history=history)
-
-    def _fit_fast(self, problem: ovn.OvNProblem):
-        sample, cls = problem.members
-        T = sample.size
-        nu_weight = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0
-        features = problem.features
-        s0, s1 = ovn.dual_metric_coefficients(problem)
-        if features is not None and problem.n_classes * features.shape[1] < T and s0 > 0:
-            # linear kernel, K·d < T: Newton systems by nested Woodbury on Q = (s₀I + s₁11ᵀ) ⊗ XXᵀ
-            Q, coupled = None, (s0, s1, features, sample)
-        else:
-            Q, coupled = ovn.dual_qp(problem)["P"][:T, :T], None
-        result = equal_mass_ipm(Q, cls, problem.n_classes, problem.beta, nu_weight, tol=self.tol,
-                                max_iter=self.max_iter, Q_coupled=coupled)
-        Lam = np.zeros(problem.Y.shape)
-        Lam[sample, cls] = result.primal["lambda"]
-        b = result.dual["y"]
-        if problem.b_constraint == "hard":  # the IPM keeps Σb = 0 to its tolerance; make it exact
-            b = b - b.mean()
-        return ovn.coefficients_from_dual(problem, Lam), b, Lam, result.primal["nu"], result
-
-    def _fit_mm(self, problem: ovn.OvNProblem):
-        features = problem.factor()
-        result = mm(features, problem.Y, problem.alpha, problem.beta, problem.w_constraint, problem.b_constraint,
-                    problem.gamma_b, epsilon=float(self.epsilon), tol=self.tol, max_iter=self.max_iter)
-        A = np.linalg.lstsq(features.T, result.primal["V"], rcond=None)[0]
-        Lam = ovn.equalize_class_mass(problem, result.dual["lambda"])  # a feasible dual point: a true bound
-        return A, result.primal["b"], Lam, None, result
-
-    def _fit_cvxpy(self, problem: ovn.OvNProblem):
-        primal, variables = ovn.primal_problem(problem)
-        solve(primal, self.cvxpy_solver)
-        A = np.linalg.lstsq(variables["factor"].T, variables["V"].value, rcond=None)[0]
-        dual, dual_variables = ovn.dual_problem(problem)
-        solve(dual, self.cvxpy_solver)
-        Lam = np.clip(dual_variables["Lam"].value, 0.0, problem.beta)
-        return A, np.asarray(variables["b"].value, dtype=float), Lam, float(dual_variables["nu"].value)
+    def _set_fitted(self, problem, result, evaluation, Y) -> None:
+        self.dual_coef_, self.intercept_ = result.primal["coef"], result.primal["b"]
+        self.multipliers_ = result.dual["Lam"]
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return gram_test @ self.dual_coef_ + self.intercept_[None, :]

@@ -25,17 +25,20 @@ class RankSVM(KernelMultilabelEstimator):
     C : float > 0
         Weight of the pair losses: ``½ Σ‖w_k‖² + C Σ_i 1/(|Y_i||Ȳ_i|) Σ ξ_ikl``.
     kernel, gamma, degree, coef0 : kernel of :func:`mlsvm.kernels.make_kernel`.
-    solver : a solver of :mod:`mlsvm.registry.rank_svm`: ``"fast"`` (the default, exact:
-        ``"ipm"`` for the linear kernel when ``Q(d+1) − 1 ≤ 4000``, ``"alm"`` otherwise),
-        ``"ipm"`` (primal–dual interior point on the primal's Newton system, cost independent of
+    solver : a solver of :mod:`mlsvm.registry.rank_svm`: ``"fast"`` (the default, exact: for the
+        linear kernel ``"ipm"`` when ``Q(d+1) − 1 ≤ 4000``, else ``"alm"``; other kernels
+        ``"decomposition"``), ``"decomposition"`` (working-set method keeping the Q equalities
+        exactly, any kernel given its Gram matrix), ``"ipm"`` (primal–dual interior point on the primal's Newton system, cost independent of
         the number of pairs; linear kernel, or any kernel through an eigen-factor of the Gram
         matrix), ``"alm"`` (proximal augmented Lagrangian + projected Newton–CG, any kernel),
         ``"frank-wolfe"`` (Fig. 11, stops on its certified gap) or ``"cvxpy"`` (the dual solved by
         ``cvxpy_solver``). ``fit_report_.solver`` names the one that ran.
     tol : relative duality gap at which the hand-written solvers stop (for Frank–Wolfe,
         sublinear, use e.g. 1e-3).
-    max_iter : interior-point iterations (``"ipm"``), outer iterations (``"alm"``) or Frank–Wolfe
-        iterations.
+    max_iter : int or None
+        Interior-point iterations (``"ipm"``), outer iterations (``"alm"``), working-set iterations
+        (``"decomposition"``) or Frank–Wolfe iterations; None (the default): each solver's own
+        budget (200, 1000, 20,000, 1000).
     random_state : unused (every solver is deterministic); kept for the common signature.
     cvxpy_solver : CVXPY backend of ``solver="cvxpy"``.
 
@@ -44,13 +47,13 @@ class RankSVM(KernelMultilabelEstimator):
     dual_coef_ : (n, q) β; ``intercept_`` : (q,) biases (``Σ_k b_k = 0``); ``alpha_`` : pair
     multipliers; ``n_pairs_``, ``n_without_pairs_``; ``threshold_`` : the fitted
     :class:`ThresholdPredictor`; ``fit_report_`` : :class:`~mlsvm.report.FitReport` (its
-    ``solver`` names the solver that ran: ``"ipm"`` or ``"alm"`` for ``solver="fast"``).
+    ``solver`` names the solver that ran).
     """
 
     _registry_model = "rank_svm"
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast",
-                 tol=1e-8, max_iter=1000, random_state=None, cvxpy_solver="CLARABEL"):
+                 tol=1e-8, max_iter=None, random_state=None, cvxpy_solver="CLARABEL"):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma

@@ -1,9 +1,11 @@
 """SMSVM (multiclass) and SM3L (multilabel): sparse max-margin models on a greedily chosen basis.
 
-``solver="fast"`` (default): Algorithm 4 with a joint Newton step on all classes; ``"greedy"``:
-Algorithm 4 as in the paper (one Newton step per class, Alg. 3); ``"cvxpy"``: the full model
-(J = all training points) by CVXPY, the ground truth (``d_max`` and ``kappa`` are not used).
-Fitted: ``coef_`` (``|J|`` × k), ``basis_indices_``, ``n_basis_`` = ``|J|``, ``objective_path_`` (e_J after
+Solvers (:mod:`mlsvm.registry.sparse_mm`): ``"fast"`` (default) = ``"greedy-joint"``, Algorithm 4
+with a joint Newton step on all classes; ``"greedy"``: Algorithm 4 as in the paper (one Newton step
+per class, Alg. 3); ``"cvxpy"``: the full model (J = all training points), its derived dual by
+CVXPY, the ground truth (``d_max`` and ``kappa`` are not used). ``tol`` bounds the relative duality
+gap and the scaled stationarity residual; ``max_iter`` the Newton steps of the whole run.
+Fitted: ``coef_`` (|J| × k), ``basis_indices_``, ``n_basis_`` = |J|, ``objective_path_`` (e_J after
 each added basis vector), ``n_support_`` (training points with a nonzero multiplier; for J = all the
 full model's support vectors), ``fit_report_``.
 Formulations: :mod:`mlsvm.formulations.sparse_mm`; algorithm: :mod:`mlsvm.solvers.sparse_mm_greedy`.
@@ -11,83 +13,34 @@ Formulations: :mod:`mlsvm.formulations.sparse_mm`; algorithm: :mod:`mlsvm.solver
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from mlsvm.data import check_scalar, check_X
+from mlsvm.data import check_X
 from mlsvm.estimators._base import KernelMultilabelEstimator, check_n_features
 from mlsvm.formulations import sparse_mm as form
-from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
-from mlsvm.solvers.cvxpy_tools import solve
-from mlsvm.report import FitReport
 
-__all__ = ["SMSVM", "SM3L", "fit_report"]
-
-
-def fit_report(problem: form.SparseMMProblem, A: np.ndarray, mu: np.ndarray | None = None, **fields) -> FitReport:
-    """FitReport of coefficients ``A`` on ``problem.basis``: the formulation's numpy primal, its
-    derived dual at ``mu`` (default: the multipliers A implies, μ = 2c·ξ) and KKT residuals.
-
-    Parameters
-    ----------
-    problem : form.SparseMMProblem
-        The sparse-model problem on the basis J.
-    A : array of shape (n_basis, k)
-        Coefficients on the basis.
-    mu : ndarray or None
-        Dual multipliers (None: the ones implied by A).
-    **fields
-        Solver fields of the report (``solver``, ``n_iter``, ``converged``, ...).
-    """
-    mu = form.multipliers_from_primal(problem, A) if mu is None else mu
-    return FitReport(primal_objective=form.primal_objective(problem, A),
-                     dual_objective=form.dual_objective(problem, mu), kkt=form.kkt_residuals(problem, A, mu),
-                     **fields)
+__all__ = ["SMSVM", "SM3L"]
 
 
 class _SparseMaxMargin(KernelMultilabelEstimator):
-    _solvers = ("fast", "greedy", "cvxpy")
+    _registry_model = "sparse_mm"
+    #: the variant of the formulation (``SparseMMProblem.model``), unrelated to ``_registry_model``
     _model = ""
 
     def _correlation(self, n_labels: int) -> np.ndarray | None:
         return None
 
-    def _fit(self, gram, Y) -> FitReport:
-        n = gram.shape[0]
-        check_scalar(self.lam, "lam", low=0.0, low_open=True)
-        d_max = min(100, n) if self.d_max is None else self.d_max
-        check_scalar(d_max, "d_max", low=1, high=n, integer=True,
-                     explain="the basis is a subset of the n training points")
-        check_scalar(self.kappa, "kappa", low=1, integer=True)
-        check_scalar(self.min_rel_decrease, "min_rel_decrease", low=0.0)
-        R = self._correlation(Y.shape[1])
-        if self.solver == "cvxpy":
-            problem = form.SparseMMProblem(gram, Y, float(self.lam), self._model, None, R)
-            start = time.perf_counter()
-            cvx, variables = form.primal_problem(problem)
-            solve(cvx, self.cvxpy_solver)
-            A = variables["to_coef"] @ variables["C"].value
-            elapsed, n_iter, converged = time.perf_counter() - start, 0, True
-            stop_rule, stop_value, history = f"CVXPY {self.cvxpy_solver} optimal", float("nan"), {}
-            basis = np.arange(n)
-            self.objective_path_ = [form.primal_objective(problem, A)]
-        else:
-            ops = form.MarginOperator(self._model, Y)
-            result = greedy_sparse(gram, ops, float(self.lam), R, d_max=int(d_max), kappa=int(self.kappa),
-                                   tol=self.tol, max_iter=self.max_iter, min_rel_decrease=self.min_rel_decrease,
-                                   joint=self.solver == "fast", random_state=self.random_state)
-            A, basis = result.primal["A"], result.primal["basis"]
-            problem = form.SparseMMProblem(gram, Y, float(self.lam), self._model, basis, R)
-            elapsed, n_iter, converged = result.solve_time, result.n_iter, result.converged
-            stop_rule, stop_value, history = result.stop_rule, result.stop_value, result.history
-            self.objective_path_ = list(result.history["objective_path"])
-        self.coef_, self.basis_indices_, self.n_basis_ = A, basis, int(basis.size)
+    def _problem(self, gram, Y) -> form.SparseMMProblem:
+        return form.SparseMMProblem(gram, Y, self.lam, self._model, None, self._correlation(Y.shape[1]))
+
+    def _set_fitted(self, problem, result, evaluation, Y) -> None:
+        used = evaluation.extra["problem"]  # the problem on the basis the solver chose
+        A = result.primal["coef"]
+        self.coef_, self.basis_indices_, self.n_basis_ = A, used.basis, int(used.basis.size)
+        self.objective_path_ = list(result.history.get("objective_path", [evaluation.primal_objective]))
         # training points with a nonzero multiplier μ = 2c·ξ: the full model's "support vectors"
-        self.n_support_ = int(np.count_nonzero(np.any(form.multipliers_from_primal(problem, A) > 0, axis=1)))
-        return fit_report(problem, A, n_iter=n_iter, converged=converged, solve_time=elapsed, solver=self.solver,
-                          stop_rule=stop_rule, stop_value=stop_value, history=history)
+        self.n_support_ = int(np.count_nonzero(np.any(form.multipliers_from_primal(used, A) > 0, axis=1)))
 
     def _decision(self, gram_test):
         return gram_test[:, self.basis_indices_] @ self.coef_
@@ -142,7 +95,7 @@ class SMSVM(_SparseMaxMargin):
     _single_output = True  # y is one class per sample; SM3L is the multilabel model
 
     def __init__(self, lam=1.0, d_max=None, kappa=25, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 solver="fast", tol=1e-14, max_iter=1000, random_state=None, min_rel_decrease=1e-3,
+                 solver="fast", tol=1e-10, max_iter=1000, random_state=None, min_rel_decrease=1e-3,
                  cvxpy_solver="CLARABEL"):
         self.lam, self.d_max, self.kappa = lam, d_max, kappa
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
@@ -194,7 +147,7 @@ class SM3L(_SparseMaxMargin):
     _model = "sm3l"
 
     def __init__(self, lam=1.0, d_max=None, kappa=25, R=None, P=None, *, kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, solver="fast", tol=1e-14, max_iter=1000, random_state=None, min_rel_decrease=1e-3,
+                 coef0=0.0, solver="fast", tol=1e-10, max_iter=1000, random_state=None, min_rel_decrease=1e-3,
                  cvxpy_solver="CLARABEL"):
         self.lam, self.d_max, self.kappa, self.R, self.P = lam, d_max, kappa, R, P
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0

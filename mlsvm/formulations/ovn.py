@@ -52,11 +52,12 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from mlsvm.data import check_scalar
+from mlsvm.formulations.evaluation import Evaluation, qp_residuals
 from mlsvm.kernels import gram_factor
-from mlsvm.formulations.evaluation import qp_residuals
 
-__all__ = ["CONSTRAINTS", "OvNProblem", "primal_problem", "dual_problem", "primal_objective",
-           "smoothed_primal_objective", "dual_objective", "coefficients_from_dual",
+__all__ = ["CONSTRAINTS", "OvNProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
+           "primal_objective", "smoothed_primal_objective", "dual_objective", "coef_from_dual",
            "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_metric_coefficients", "dual_quadratic_factor", "kkt_residuals",
            "alpha_interval"]
 
@@ -110,23 +111,20 @@ class OvNProblem:
     features: np.ndarray | None = None
 
     def __post_init__(self):
-        if self.w_constraint not in CONSTRAINTS:
-            raise ValueError(f"w_constraint must be one of {CONSTRAINTS}; got {self.w_constraint!r}")
-        if self.b_constraint not in CONSTRAINTS:
-            raise ValueError(f"b_constraint must be one of {CONSTRAINTS}; got {self.b_constraint!r}")
-        if not self.beta > 0:
-            raise ValueError(f"beta must be > 0; got {self.beta!r}")
-        if self.b_constraint == "soft" and not self.gamma_b > 0:
-            raise ValueError(f"gamma_b must be > 0 for b_constraint='soft'; got {self.gamma_b!r}")
+        for name in ("w_constraint", "b_constraint"):
+            if getattr(self, name) not in CONSTRAINTS:
+                raise ValueError(f"{name} must be one of {CONSTRAINTS}; got {getattr(self, name)!r}")
+        check_scalar(self.beta, "beta", low=0.0, low_open=True)
+        if self.soft_b:
+            check_scalar(self.gamma_b, "gamma_b", low=0.0, low_open=True,
+                         explain="b_constraint='soft' adds gamma_b·(Σ_k b_k)², which needs gamma_b > 0")
         if self.w_constraint == "soft":
             low, high = alpha_interval(self.n_classes)
-            if not low < self.alpha < high:
-                raise ValueError(
-                    f"alpha must lie in ({low:.6g}, {high:g}) for w_constraint='soft' with K={self.n_classes} "
-                    f"classes; got {self.alpha!r}. The objective ½tr(WMWᵀ), M = (1−α)I + α11ᵀ, is convex "
-                    "only when M is positive definite (eigenvalues 1−α and 1+(K−1)α); outside that "
-                    "interval it is unbounded below. The paper's Appendix A drops the ½: its α is twice "
-                    "the canonical one (App-A(α, β) = canonical(α/2, β/2)).")
+            check_scalar(self.alpha, "alpha", low=low, high=high, low_open=True, high_open=True, explain=(
+                f"With w_constraint='soft' the regularizer ½tr(WMWᵀ), M = (1−α)I + α11ᵀ, is convex only "
+                f"when M is positive definite, i.e. −1/(K−1) < alpha < 1 (K = {self.n_classes}); outside it the "
+                "problem is unbounded below. alpha is in the canonical scaling of eq. 5: the paper's "
+                "Appendix A drops the ½, so its α equals 2·alpha (App-A(α, β) = canonical(α/2, β/2))"))
 
     @property
     def n_classes(self) -> int:
@@ -165,7 +163,7 @@ def _mask(problem: OvNProblem) -> np.ndarray:
     return np.asarray(problem.Y, dtype=np.float64)
 
 
-def primal_problem(problem: OvNProblem):
+def cvxpy_primal(problem: OvNProblem):
     """CVXPY primal in factor coordinates. Returns ``(cp.Problem, {"V", "b", "factor", "scores",
     "regularizer"})``; training scores are ``factor @ V + b``.
 
@@ -195,15 +193,10 @@ def primal_problem(problem: OvNProblem):
     return cp.Problem(cp.Minimize(objective), constraints), variables
 
 
-def dual_problem(problem: OvNProblem):
+def cvxpy_dual(problem: OvNProblem):
     """CVXPY dual as a minimisation of the negated dual objective. Returns
-    ``(cp.Problem, {"Lam", "nu"})``; ``Λ = Y ∘ Lam``; the dual optimum is ``−problem.value``.
-
-    Parameters
-    ----------
-    problem : OvNProblem
-        The problem data (validated formulation object).
-    """
+    ``(cp.Problem, {"Lam", "nu"})``; ``Λ = Y ∘ Lam``; the dual optimum is ``−problem.value``. The
+    last constraint holds the equal-mass rows: its multipliers are the biases ``b``."""
     factor = problem.factor()
     mask = _mask(problem)
     lam = cp.Variable(mask.shape, nonneg=True)
@@ -288,16 +281,8 @@ def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None
     return value
 
 
-def coefficients_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
-    """``A = Λ S`` (so ``W = U M⁻¹`` or ``U P``).
-
-    Parameters
-    ----------
-    problem : OvNProblem
-        The problem data (validated formulation object).
-    Lam : array of shape (n, K)
-        Dual variables ``λ_ki`` (zero off the memberships).
-    """
+def coef_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
+    """``A = Λ S`` (so ``W = U M⁻¹`` or ``U P``)."""
     return (_mask(problem) * Lam) @ problem.dual_metric
 
 
@@ -439,3 +424,28 @@ def kkt_residuals(problem: OvNProblem, Lam: np.ndarray, b: np.ndarray, nu: float
             violation = max(violation, float(np.max(np.abs(A.sum(axis=1)))))
         residuals["hard_constraints"] = violation / (1.0 + max(np.max(np.abs(b)), np.max(np.abs(A))))
     return residuals
+
+
+def evaluate(problem: OvNProblem, primal: dict, dual: dict | None = None) -> Evaluation:
+    """Grade a point: the canonical primal objective at ``{"coef": A, "b": b}`` (``W = ΦᵀA``) and,
+    with a dual point ``{"Lam": Λ, "nu": ν}`` (``ν`` may be None: the mean class mass), the dual
+    objective and the scaled KKT residuals of :func:`dual_qp` with the biases as the equal-mass
+    multipliers, plus ``hard_constraints`` (:func:`kkt_residuals`). ``extra`` holds the training
+    scores ``G A + 1bᵀ``."""
+    A = np.asarray(primal["coef"], dtype=np.float64)
+    b = np.asarray(primal["b"], dtype=np.float64)
+    evaluation = Evaluation(primal_objective(problem, A, b), extra={"scores": problem.gram @ A + b[None, :]})
+    if dual is not None:
+        Lam, nu = np.asarray(dual["Lam"], dtype=np.float64), dual.get("nu")
+        evaluation.dual_objective = dual_objective(problem, Lam, nu)
+        evaluation.kkt = kkt_residuals(problem, Lam, b, nu, A=A)
+    return evaluation
+
+
+def solution_from_cvxpy(problem: OvNProblem, cvx, variables) -> tuple[dict, dict]:
+    """``(primal, dual)`` of a solved :func:`cvxpy_dual`: Λ clipped to its box ``[0, β]``, the
+    biases read from the multipliers of the equal-mass rows (its last constraint), ``A = ΛS``."""
+    Lam = np.clip(np.asarray(variables["Lam"].value, dtype=np.float64), 0.0, problem.beta)
+    b = np.asarray(cvx.constraints[-1].dual_value, dtype=np.float64).reshape(problem.n_classes)
+    nu = float(variables["nu"].value)
+    return {"coef": coef_from_dual(problem, Lam), "b": b}, {"Lam": Lam, "nu": nu}

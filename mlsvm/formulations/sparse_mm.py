@@ -25,16 +25,16 @@ to 0, hence ``Σ_r w_r = 0``. SM3L's dual needs only R, never P.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cvxpy as cp
 import numpy as np
 
-from mlsvm.formulations.evaluation import inf_norm
+from mlsvm.formulations.evaluation import Evaluation, inf_norm
 
-__all__ = ["MODELS", "SparseMMProblem", "MarginOperator", "nystrom_factor", "primal_problem",
-           "dual_problem", "primal_objective", "dual_objective", "multipliers_from_primal",
-           "coefficients_from_dual", "kkt_residuals", "check_correlation"]
+__all__ = ["MODELS", "SparseMMProblem", "MarginOperator", "nystrom_factor", "cvxpy_primal",
+           "cvxpy_dual", "evaluate", "solution_from_cvxpy", "primal_objective", "dual_objective",
+           "multipliers_from_primal", "coef_from_dual", "kkt_residuals", "check_correlation"]
 
 MODELS = ("smsvm", "sm3l")
 #: eigenvalues of K_JJ below this fraction of the largest are treated as 0 (pseudo-inverse)
@@ -225,7 +225,7 @@ def _weighted_norm(matrix, R) -> cp.Expression:
     return cp.sum_squares(matrix @ np.linalg.cholesky(R))
 
 
-def primal_problem(problem: SparseMMProblem):
+def cvxpy_primal(problem: SparseMMProblem):
     """CVXPY primal in the coordinates ``C`` of :func:`nystrom_factor` (then ``A = to_coef C``).
 
     ``λ/2 tr(R⁻¹AᵀK_JJA) = λ/2 tr(C R⁻¹ Cᵀ)``. Returns ``(cp.Problem, {"C", "to_coef"})``.
@@ -251,15 +251,9 @@ def primal_problem(problem: SparseMMProblem):
     return cp.Problem(cp.Minimize(objective), constraints), {"C": C, "to_coef": to_coef}
 
 
-def dual_problem(problem: SparseMMProblem):
+def cvxpy_dual(problem: SparseMMProblem):
     """CVXPY dual as a minimisation of the negated dual objective; the dual optimum is
-    ``−problem.value``. Returns ``(cp.Problem, mu)`` with μ (n × k), 0 outside Ω.
-
-    Parameters
-    ----------
-    problem : SparseMMProblem
-        The problem data (validated formulation object).
-    """
+    ``−problem.value``. Returns ``(cp.Problem, {"mu": μ})`` with μ (n × k), 0 outside Ω."""
     Z, _ = nystrom_factor(problem)
     ops = problem.margins
     n, k = problem.Y.shape
@@ -277,7 +271,7 @@ def dual_problem(problem: SparseMMProblem):
         # μ = 0 off Ω, one row per fixed entry: writing multiply(~mask, μ) == 0 also adds the
         # empty rows 0 = 0, a rank-deficient equality block on which Clarabel can fail
         constraints.append(cp.vec(mu, order="C")[outside] == 0)
-    return cp.Problem(cp.Minimize(objective), constraints), mu
+    return cp.Problem(cp.Minimize(objective), constraints), {"mu": mu}
 
 
 def primal_objective(problem: SparseMMProblem, A: np.ndarray) -> float:
@@ -327,16 +321,8 @@ def multipliers_from_primal(problem: SparseMMProblem, A: np.ndarray) -> np.ndarr
     return 2 * problem.margins.weight * problem.margins.slack(problem.K_J @ A)
 
 
-def coefficients_from_dual(problem: SparseMMProblem, mu: np.ndarray) -> np.ndarray:
-    """The dual → primal map ``A = −(1/λ) K_JJ⁺ K_Jᵀ Tᵀ(μ) R`` (the minimum-norm A).
-
-    Parameters
-    ----------
-    problem : SparseMMProblem
-        The problem data (validated formulation object).
-    mu : array of shape (n, k)
-        Multipliers μ ≥ 0 on Ω.
-    """
+def coef_from_dual(problem: SparseMMProblem, mu: np.ndarray) -> np.ndarray:
+    """The dual → primal map ``A = −(1/λ) K_JJ⁺ K_Jᵀ Tᵀ(μ) R`` (the minimum-norm A)."""
     Z, to_coef = nystrom_factor(problem)
     return -(to_coef @ (Z.T @ problem.margins.adjoint(mu))) @ problem.R / problem.lam
 
@@ -371,3 +357,30 @@ def kkt_residuals(problem: SparseMMProblem, A: np.ndarray, mu: np.ndarray | None
         "dual": max(inf_norm(np.maximum(-mu, 0.0)), inf_norm(np.where(ops.mask, 0.0, mu))) / (1 + inf_norm(mu)),
         "gap": abs(primal - dual) / max(1.0, abs(primal), abs(dual)),
     }
+
+
+def on_basis(problem: SparseMMProblem, basis) -> SparseMMProblem:
+    """The same problem on the basis J a solver chose (``problem.basis`` when ``basis`` is None)."""
+    return problem if basis is None else replace(problem, basis=np.asarray(basis, dtype=int))
+
+
+def evaluate(problem: SparseMMProblem, primal: dict, dual: dict | None = None) -> Evaluation:
+    """Grade a point: (3.10) / (4.22) at ``{"coef": A}`` on the basis ``primal["basis"]`` (default
+    ``problem.basis``; the greedy solver chooses J) and, with ``{"mu": μ}``, the derived dual on that
+    basis and :func:`kkt_residuals`. ``extra`` holds the training scores ``K_J A`` and the problem on
+    the basis used."""
+    used = on_basis(problem, primal.get("basis"))
+    A = np.asarray(primal["coef"], dtype=np.float64)
+    evaluation = Evaluation(primal_objective(used, A), extra={"scores": used.K_J @ A, "problem": used})
+    if dual is not None:
+        mu = np.asarray(dual["mu"], dtype=np.float64)
+        evaluation.dual_objective = dual_objective(used, mu)
+        evaluation.kkt = kkt_residuals(used, A, mu)
+    return evaluation
+
+
+def solution_from_cvxpy(problem: SparseMMProblem, cvx, variables) -> tuple[dict, dict]:
+    """``(primal, dual)`` of a solved :func:`cvxpy_dual`: μ clipped to ``≥ 0`` (and 0 off Ω), the
+    minimum-norm coefficients it implies on ``problem.basis``."""
+    mu = np.where(problem.margins.mask, np.maximum(np.asarray(variables["mu"].value, dtype=np.float64), 0.0), 0.0)
+    return {"coef": coef_from_dual(problem, mu), "basis": problem.basis}, {"mu": mu}

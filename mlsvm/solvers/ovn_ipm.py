@@ -35,10 +35,11 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.lapack import dpotrs as potrs
 
+from mlsvm.formulations import ovn
 from mlsvm.solvers.ipm_tools import max_step, ridged_cholesky
 from mlsvm.solvers.result import SolverResult, warn_not_converged
 
-__all__ = ["equal_mass_ipm"]
+__all__ = ["equal_mass_ipm", "solve_ipm"]
 
 STOP_RULE = "IPM: max(scaled complementarity gap, scaled residuals)"
 #: largest residual accepted from a Woodbury solve of H·x = rhs, relative to 1 + the largest term
@@ -211,7 +212,7 @@ def _dense_system(system, d, E):
 
 def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
                    tol: float = 1e-9, max_iter: int = 100, Q_factor: np.ndarray | None = None,
-                   Q_coupled: tuple | None = None) -> SolverResult:
+                   Q_coupled: tuple | None = None, callback=None, accept=None) -> SolverResult:
     """Solve the equal-mass box QP above. ``groups[t]`` is the group of variable t; every group
     must be non-empty (OvN: a class without members has the closed-form optimum of
     :func:`mlsvm.formulations.ovn.empty_class_solution`). Returns primal ``{"lambda", "nu"}`` and
@@ -223,28 +224,10 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     kernel, ``S = s₀I + s₁11ᵀ``, s₀ > 0), never formed: two nested Woodbury steps with d × d
     factorizations (:class:`_CoupledClassSystem`).
 
-    Parameters
-    ----------
-    Q : array of shape (T, T) or None
-        Dual Hessian (None: given through Q_factor / Q_coupled).
-    groups : array of int, shape (T,)
-        Class of each dual variable.
-    n_groups : int
-        Number of classes K.
-    beta : float
-        Upper bound β of the box.
-    nu_weight : float
-        Weight of ``ν²`` (``1/(4γ_b)`` for soft b, 0 for hard b).
-    tol : float
-        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
-        documentation page for which quantity).
-    max_iter : int
-        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
-    Q_factor : ndarray or None
-        Features Z for the linear-kernel Woodbury path.
-    Q_coupled : tuple or None
-        Coefficients ``(s₀, s₁)`` of ``S = s₀I + s₁11ᵀ`` for that path.
-    """
+    ``callback(n_iter, {"lambda", "nu"}, {"y"})`` sees every iterate; ``history`` has per iteration
+    ``gap`` (scaled complementarity), ``residual`` and ``stop_value`` (their maximum).
+    ``accept(lam, nu, y) -> bool``, if given, must also hold before the IPM stops (the caller's
+    own certificate); while it fails the IPM iterates on."""
     start = time.perf_counter()
     if Q_coupled is not None:
         system = _CoupledClassSystem(*Q_coupled, groups)
@@ -261,7 +244,7 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     y = np.zeros(K)
     scale = max(1.0, system.largest_diagonal() * beta)  # for PSD Q, max |Q_ij| is on the diagonal
     z_low, z_up = np.full(T, scale), np.full(T, scale)
-    history = {"gap": [], "residual": []}
+    history = {"gap": [], "residual": [], "stop_value": []}
     converged, stop_value, iteration = False, np.inf, 0
     for iteration in range(1, max_iter + 1):
         upper = beta - lam
@@ -274,10 +257,13 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
         gap = complementarity / (1.0 + abs(objective))
         residual = max(np.max(np.abs(r_dual)) / (1.0 + np.max(np.abs(Qlam)) + 1.0),
                        np.max(np.abs(r_mass)) / (1.0 + abs(nu)), abs(r_nu) / (1.0 + np.max(np.abs(y))))
+        stop_value = max(gap, residual)
         history["gap"].append(gap)
         history["residual"].append(residual)
-        stop_value = max(gap, residual)
-        if stop_value <= tol:
+        history["stop_value"].append(stop_value)
+        if callback is not None:
+            callback(iteration, {"lambda": lam, "nu": nu}, {"y": y})
+        if stop_value <= tol and (accept is None or accept(lam, nu, y)):
             converged = True
             break
         mu = complementarity / (2 * T)
@@ -336,3 +322,56 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     return SolverResult(primal={"lambda": lam, "nu": nu}, dual={"y": y, "z_low": z_low, "z_up": z_up},
                         converged=converged, n_iter=iteration, stop_value=stop_value, stop_rule=STOP_RULE,
                         solve_time=time.perf_counter() - start, history=history, solver="equal-mass-ipm")
+
+
+def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 100, callback=None) -> SolverResult:
+    """The OvN dual (:func:`mlsvm.formulations.ovn.dual_qp`) by :func:`equal_mass_ipm`, returned in
+    the formulation's names: primal ``{"coef": A = ΛS, "b"}`` (``b`` = the equal-mass multipliers,
+    centred for hard b, where the IPM keeps ``Σb = 0`` to its tolerance only), dual
+    ``{"Lam", "nu"}``. Every class needs a member (an empty class has the closed form
+    :func:`~mlsvm.formulations.ovn.empty_class_solution`).
+
+    The IPM stops on its own rule *and* when :func:`~mlsvm.formulations.ovn.evaluate` certifies the
+    point it would return (relative duality gap and every scaled KKT residual ≤ ``tol``): its scaled
+    complementarity gap is a sum over memberships divided by ``1 + |objective|``, the KKT residuals
+    are ∞-norms with other scalings, so one can be met a step before the other. ``history`` adds
+    ``primal`` and ``dual`` (the OvN objectives at each iterate); ``callback(n_iter, primal, dual)``
+    sees each iterate in the names of the result."""
+    sample, cls = problem.members
+    T = sample.size
+    nu_weight = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0
+    features = problem.features
+    s0, s1 = ovn.dual_metric_coefficients(problem)
+    if features is not None and problem.n_classes * features.shape[1] < T and s0 > 0:
+        # linear kernel, K·d < T: Newton systems by nested Woodbury on Q = (s₀I + s₁11ᵀ) ⊗ XXᵀ
+        Q, coupled = None, (s0, s1, features, sample)
+    else:
+        Q, coupled = ovn.dual_qp(problem)["P"][:T, :T], None
+
+    def point(lam, nu, y):
+        Lam = np.zeros(problem.Y.shape)
+        Lam[sample, cls] = lam
+        b = y - y.mean() if problem.b_constraint == "hard" else y.copy()
+        return {"coef": ovn.coef_from_dual(problem, Lam), "b": b}, {"Lam": Lam, "nu": float(nu)}
+
+    objectives = {"primal": [], "dual": []}
+
+    def record(iteration, qp_primal, qp_dual):
+        primal, dual = point(qp_primal["lambda"], qp_primal["nu"], qp_dual["y"])
+        objectives["primal"].append(ovn.primal_objective(problem, primal["coef"], primal["b"]))
+        objectives["dual"].append(ovn.dual_objective(problem, dual["Lam"], dual["nu"]))
+        if callback is not None:
+            callback(iteration, primal, dual)
+
+    def certified(lam, nu, y):
+        evaluation = ovn.evaluate(problem, *point(lam, nu, y))
+        return abs(evaluation.relative_gap) <= tol and evaluation.max_kkt <= tol
+
+    result = equal_mass_ipm(Q, cls, problem.n_classes, problem.beta, nu_weight, tol=tol, max_iter=max_iter,
+                            Q_coupled=coupled, callback=record, accept=certified)
+    primal, dual = point(result.primal["lambda"], result.primal["nu"], result.dual["y"])
+    result.primal, result.dual = primal, dual
+    result.history.update(objectives)
+    result.stop_rule = STOP_RULE + ", and the formulation's certificate (relative gap, scaled KKT) ≤ tol"
+    result.solver = "ipm"
+    return result

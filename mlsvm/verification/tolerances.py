@@ -55,12 +55,11 @@ TOLERANCES = {
     ("binary_svm", "cvxpy"): EXACT,
     ("binary_svm", "libsvm"): Tolerance(objective=1e-6, kkt=None, gap=None),
     ("binary_svm", "liblinear"): Tolerance(objective=1e-6, kkt=None, gap=None),
-    ("ovn", "cvxpy"): EXACT,
-    ("ovn", "fast"): EXACT,
-    ("ovn", "mm"): CERTIFIED,
-    ("sparse_mm", "cvxpy"): EXACT,
-    ("sparse_mm", "greedy"): EXACT,
-    ("sparse_mm", "fast"): EXACT,
+    ("rank_svm", "cvxpy"): EXACT,
+    ("rank_svm", "fast"): EXACT,
+    ("rank_svm", "ipm"): EXACT,
+    ("rank_svm", "alm"): EXACT,
+    ("rank_svm", "frank-wolfe"): CERTIFIED,
     ("mlodm", "bcd-m3"): CERTIFIED,   # the "bcd" rows with the M³ block sub-solver
     # batched AGD against the same AGD run label by label (identical iterations, batched products)
     ("matrix_svm", "agd-label-by-label"): Tolerance(objective=1e-8, kkt=1e-6, gap=1e-6),

@@ -1,0 +1,461 @@
+"""Exact Rank-SVM dual solver for any kernel: working-set decomposition (SMO generalised to Q equalities).
+
+Problem 10 as ``min f(α) = ½ Σ_k β_kᵀKβ_k − Σ_t α_t`` over ``0 ≤ α ≤ u`` and ``Aα = 0`` (the Q
+equalities ``Σ_i β_ki = 0``; ``β = scatter(α)``, see :mod:`mlsvm.formulations.rank_svm`). The
+gradient is ``g_t = G[i,k] − G[i,l] − 1`` with ``G = Kβ`` (n × Q), kept up to date.
+
+Feasible moves. Pair ``t = (i, k, l)`` is an arc ``k → l`` of the label graph and ``Aα = 0`` is flow
+conservation, so the moves that keep it are (a) two pairs of the same unordered label pair
+``{k, l}`` (opposite changes in the same orientation, equal ones in opposite orientations: the
+binary SVM's SMO move with ``y_t = ±1`` the orientation) and (b) cycles of arcs through several
+labels. At the optimum the biases (the equalities' multipliers) satisfy, on every unordered label
+pair ("class"), LIBSVM's condition ``max_{I_up} −y_t g_t ≤ b_l − b_k ≤ min_{I_low} −y_t g_t``.
+
+Working set (each iteration, :meth:`_Classes.select`). Every class's extremes — the pair of
+``I_up`` with the largest ``−y_t g_t`` and the pair of ``I_low`` with the smallest — always enter:
+they hold the maximal violating pair of every class (a move of kind (a) whenever one exists) and
+the pairs that bound every class's interval for ``b_l − b_k``, hence a descent cycle (b) whenever
+the intervals admit no potentials. The rest of the ``working_set_size`` budget goes to the pairs
+with the largest violation against the best partner of their class.
+
+Sub-problem. The QP restricted to the working set W, the other pairs fixed, with the equalities
+``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
+active-set rounds (:func:`_active_set`: one least-squares KKT solve on the free set per round,
+accepted only as a checked KKT point of the sub-problem), else by a dense Mehrotra interior point
+(:func:`_subproblem`, one Cholesky of |W| × |W| per iteration) whose answer is polished on its
+active set (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of
+a bound are put on it and the equality residual this leaves is removed on the free pairs of W.
+A sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
+instances in W: ``O(n |W| Q)``.
+
+Stopping rule (exact, stated): the formulation's own relative duality gap
+``(primal(β(α), b) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and** the largest scaled KKT
+residual of :func:`mlsvm.formulations.rank_svm.kkt_residuals` ``≤ tol``, with ``b`` the biases that
+minimise the primal for the current w (:func:`certified_biases`: the multipliers of the
+Frank–Wolfe LP, solved on the pairs near their bound switch). Each iteration records the dual, a
+primal at least-squares biases (an upper bound) and their relative gap; the certificate is
+evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
+stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
+warns with the values reached. Memory O(T + nQ + |W|²) besides the Gram matrix.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from scipy.linalg import cho_solve, lstsq
+from scipy.optimize import linprog
+from sklearn.exceptions import ConvergenceWarning
+
+from mlsvm.formulations import rank_svm as formulation
+from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases
+from mlsvm.solvers.ipm_tools import max_step, ridged_cholesky
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
+
+__all__ = ["decomposition", "certified_biases"]
+
+STOP_RULE = "relative duality gap and scaled KKT residuals"
+#: values this close to a bound (relative to u) are put on the bound after a sub-problem
+SNAP = 1e-10
+#: iterations without a dual increase (while the certificate fails) that count as a stall
+STALL_ITERATIONS = 50
+#: the interior point's sub-problem answers are polished (:func:`_polish`) once the gap bound is below this
+POLISH_BELOW = 1e-3
+#: primal–dual active-set rounds tried on a sub-problem before the interior point
+ACTIVE_SET_ROUNDS = 10
+#: sub-problem interior point: relative complementarity / residual at which it stops, iteration cap
+SUB_TOL, SUB_MAX_ITER = 1e-13, 60
+
+
+def _pseudo_inverse(matrix):
+    """Pseudo-inverse of a small symmetric PSD matrix (eigenvalues below 1e-12 of the largest dropped)."""
+    values, vectors = np.linalg.eigh(0.5 * (matrix + matrix.T))
+    keep = values > 1e-12 * max(float(values.max(initial=0.0)), 1e-300)
+    return (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
+
+
+def _subproblem(hessian, linear, equality, target, upper):
+    """Mehrotra's interior point for ``min ½yᵀHy + cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u`` (dense, small).
+
+    The rows of E may be dependent (each column has a +1 and a −1): the Schur complement
+    ``E M⁻¹ Eᵀ`` is inverted on its range (the right-hand side always lies in it)."""
+    m = linear.size
+    y, slack = 0.5 * upper, 0.5 * upper
+    lower_mult, upper_mult = np.ones(m), np.ones(m)
+    nu = np.zeros(equality.shape[0])
+    scale = max(1.0, float(np.max(np.abs(linear))))
+    bound = float(np.max(upper))
+    for _ in range(SUB_MAX_ITER):
+        dual_residual = hessian @ y + linear + equality.T @ nu - lower_mult + upper_mult
+        primal_residual = equality @ y - target
+        mu = float(y @ lower_mult + slack @ upper_mult) / (2 * m)
+        if (mu <= SUB_TOL * scale * bound and np.max(np.abs(dual_residual)) <= 1e-11 * scale
+                and np.max(np.abs(primal_residual), initial=0.0) <= SUB_TOL * bound):
+            break
+        cholesky = ridged_cholesky(hessian + np.diag(lower_mult / y + upper_mult / slack))
+        solve_m = lambda v: cho_solve(cholesky, v, check_finite=False)   # noqa: E731
+        m_inv_et = solve_m(equality.T)
+        schur_pinv = _pseudo_inverse(equality @ m_inv_et)
+
+        def direction(target_lower, target_upper):
+            rhs = -dual_residual + target_lower / y - lower_mult - target_upper / slack + upper_mult
+            m_inv_rhs = solve_m(rhs)
+            d_nu = schur_pinv @ (equality @ m_inv_rhs + primal_residual)
+            d_y = m_inv_rhs - m_inv_et @ d_nu
+            d_lower = (target_lower - y * lower_mult - lower_mult * d_y) / y
+            d_upper = (target_upper - slack * upper_mult + upper_mult * d_y) / slack
+            return d_y, d_nu, d_lower, d_upper
+
+        def lengths(d_y, d_lower, d_upper):
+            return (min(max_step(y, d_y), max_step(slack, -d_y)),
+                    min(max_step(lower_mult, d_lower), max_step(upper_mult, d_upper)))
+
+        zeros = np.zeros(m)
+        d_y, _, d_lower, d_upper = direction(zeros, zeros)
+        primal_step, dual_step = lengths(d_y, d_lower, d_upper)
+        mu_affine = float((y + primal_step * d_y) @ (lower_mult + dual_step * d_lower)
+                          + (slack - primal_step * d_y) @ (upper_mult + dual_step * d_upper)) / (2 * m)
+        sigma = (mu_affine / mu) ** 3
+        d_y, d_nu, d_lower, d_upper = direction(sigma * mu - d_y * d_lower, sigma * mu + d_y * d_upper)
+        step = 0.995 * min(lengths(d_y, d_lower, d_upper))
+        y, slack = y + step * d_y, slack - step * d_y
+        nu = nu + step * d_nu
+        lower_mult, upper_mult = lower_mult + step * d_lower, upper_mult + step * d_upper
+    return np.clip(y, 0.0, upper)
+
+
+
+def _equality_qp(hessian, gradient, equality, old, candidate, free):
+    """Change ``d`` minimising ``gᵀd + ½dᵀHd`` with ``Ed = 0``, the values off ``free`` fixed at
+    ``candidate``: the KKT system ``[H_FF E_Fᵀ; E_F 0][d_F; ν] = [−g_F − H_FB d_B; −E_B d_B]`` in
+    least squares (H may be singular along moves that change nothing). Returns ``(d, ν)``."""
+    change = candidate - old
+    fixed = ~free
+    size, rows = int(free.sum()), equality.shape[0]
+    system = np.zeros((size + rows, size + rows))
+    system[:size, :size] = hessian[np.ix_(free, free)]
+    system[:size, size:] = equality[:, free].T
+    system[size:, :size] = equality[:, free]
+    rhs = np.concatenate([-gradient[free] - hessian[np.ix_(free, fixed)] @ change[fixed],
+                          -equality[:, fixed] @ change[fixed]])
+    solution = lstsq(system, rhs, lapack_driver="gelsy", check_finite=False)[0]   # pivoted QR
+    change[free] = solution[:size]
+    return change, solution[size:]
+
+
+def _active_set(hessian, gradient, equality, old, upper, rounds=ACTIVE_SET_ROUNDS):
+    """Primal–dual active-set iterations (Hintermüller, Ito & Kunisch) for the sub-problem, started
+    from the bounds the current values sit on, a pair on a bound being freed when its gradient
+    points inward. Each round solves :func:`_equality_qp` on the free set, then fixes the values
+    that left the box on the bound they crossed and frees the fixed ones whose multiplier has the
+    wrong sign. Returns the solution when a round changes nothing (it is then a KKT point of the
+    sub-problem, checked), else None (the caller falls back to the interior point)."""
+    at_lower, at_upper = old <= 0.0, old >= upper
+    free = ~(at_lower & (gradient >= 0.0)) & ~(at_upper & (gradient <= 0.0))
+    bound_values = np.where(at_upper, upper, 0.0)
+    scale = max(1.0, float(np.max(np.abs(gradient))))
+    for _ in range(rounds):
+        candidate = np.where(free, old, bound_values)
+        if not np.any(free):
+            return None
+        change, nu = _equality_qp(hessian, gradient, equality, old, candidate, free)
+        if np.max(np.abs(equality @ change)) > 1e-12 * max(1.0, float(np.max(upper))):
+            return None                 # the fixed values leave a flow the free ones cannot balance
+        multiplier = gradient + hessian @ change + equality.T @ nu     # reduced gradient
+        if np.max(np.abs(multiplier[free])) > 1e-10 * scale:
+            return None                 # singular and inconsistent: unbounded on the free set
+        new = old + change
+        below, above = free & (new < 0.0), free & (new > upper)
+        wrong = ~free & (((bound_values == 0.0) & (multiplier < -1e-12 * scale))
+                         | ((bound_values > 0.0) & (multiplier > 1e-12 * scale)))
+        if not (np.any(below) or np.any(above) or np.any(wrong)):
+            return np.clip(new, 0.0, upper)
+        bound_values = np.where(below, 0.0, np.where(above, upper, bound_values))
+        free = (free & ~below & ~above) | wrong
+    return None
+
+def _snap_to_bounds(y, upper, equality, target):
+    """Put values within ``SNAP·u`` of a bound on it, then remove the equality residual this leaves
+    by the least-norm correction on the free values, ``Δ = −ΩEᵀ(EΩEᵀ)⁺(Ey − e)``,
+    ``Ω = diag(min(y, u − y))`` (values near a bound hardly move; clipped regardless)."""
+    y = np.where(y <= SNAP * upper, 0.0, np.where(y >= (1.0 - SNAP) * upper, upper, y))
+    residual = equality @ y - target
+    weights = np.minimum(y, upper - y)
+    if np.max(np.abs(residual), initial=0.0) > 0.0 and np.any(weights > 0.0):
+        correction = -weights * (equality.T @ (_pseudo_inverse((equality * weights[None, :]) @ equality.T) @ residual))
+        corrected = np.clip(y + correction, 0.0, upper)
+        if np.max(np.abs(equality @ corrected - target)) < np.max(np.abs(residual)):
+            y = corrected
+    return y
+
+
+
+def _polish(hessian, gradient, equality, old, new, upper):
+    """Exact sub-problem solution on the active set the interior point found (as OSQP polishes):
+    :func:`_equality_qp` with the values on a bound fixed. The interior point's own answer is only
+    accurate to its last μ, far above the tiny improvements left near the optimum. Values the
+    solve pushes out of the box are fixed on the bound they cross and the solve repeated (a few
+    rounds); the result is kept when it is in the box, keeps the equalities and is no worse than
+    the interior point's."""
+    def objective(candidate):
+        change = candidate - old
+        return float(gradient @ change + 0.5 * change @ hessian @ change)
+
+    candidate = new
+    for _ in range(5):
+        free = (candidate > 0.0) & (candidate < upper)
+        if not np.any(free):
+            break
+        change, _ = _equality_qp(hessian, gradient, equality, old, candidate, free)
+        polished = old + change
+        inside = (polished >= 0.0) & (polished <= upper)
+        candidate = np.clip(polished, 0.0, upper)
+        if np.all(inside):
+            break
+    else:
+        return new
+    if np.max(np.abs(equality @ (candidate - old)), initial=0.0) > 1e-12 * max(1.0, float(np.max(upper))):
+        return new
+    return candidate if objective(candidate) <= objective(new) else new
+
+def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.ndarray) -> np.ndarray:
+    """The biases minimising the primal for the current w: the equality multipliers of the
+    Frank–Wolfe LP ``min ⟨g, α'⟩`` over the feasible set (as
+    :func:`mlsvm.formulations.rank_svm.optimal_biases`, which solves it on all T pairs).
+
+    Only the pairs whose reduced gradient ``ĝ_t = g_t + b_k − b_l`` at ``guess`` lies within ``δ``
+    of 0 are LP variables; the others are fixed at the bound the sign of ``ĝ_t`` picks (``u`` for
+    ``ĝ < 0``, 0 for ``ĝ > 0``). If the multipliers found keep every fixed pair's sign, they with
+    the fixed values satisfy the full LP's optimality conditions, so they are exact; otherwise
+    ``δ`` grows ×100, and the full LP is solved last."""
+    pairs, upper, q = problem.pairs, problem.upper, problem.n_labels
+    scale = max(1.0, float(np.max(np.abs(gradient))))
+    for delta in (1e-8, 1e-6, 1e-4, 1e-2, 1.0):
+        reduced = gradient + guess[pairs.relevant] - guess[pairs.irrelevant]
+        near = np.abs(reduced) <= delta * scale
+        fixed = np.where(reduced < 0.0, upper, 0.0)
+        fixed[near] = 0.0
+        if not np.any(near):
+            continue
+        result = linprog(gradient[near], A_eq=problem.equality[: q - 1][:, near],
+                         b_eq=-(problem.equality[: q - 1] @ fixed),
+                         bounds=np.column_stack([np.zeros(int(near.sum())), upper[near]]),
+                         method="highs-ds", options={"presolve": False, "dual_feasibility_tolerance": 1e-10,
+                                                     "primal_feasibility_tolerance": 1e-10})
+        if result.status != 0:
+            continue
+        b = np.zeros(q)
+        b[: q - 1] = -result.eqlin.marginals
+        after = gradient + b[pairs.relevant] - b[pairs.irrelevant]
+        slack = 1e-12 * scale
+        at_upper, at_lower = ~near & (reduced < 0.0), ~near & (reduced > 0.0)
+        if np.all(after[at_upper] <= slack) and np.all(after[at_lower] >= -slack):
+            return center_biases(b)
+    return formulation.linear_minimizer(problem, gradient)[1]
+
+
+def _least_squares_biases(relevant, irrelevant, gradient, free, previous, n_labels):
+    """``argmin_b Σ_{t free} (g_t + b_k − b_l)² + ε‖b − b_prev‖²`` (a Q × Q Laplacian system): the
+    KKT biases where the free pairs determine them, the previous ones elsewhere. A cheap estimate
+    for the per-iteration primal bound; the certificate uses :func:`certified_biases`."""
+    k, l, g = relevant[free], irrelevant[free], gradient[free]
+    q = n_labels
+    laplacian = (np.diag(np.bincount(k, minlength=q) + np.bincount(l, minlength=q)).astype(float)
+                 - np.bincount(k * q + l, minlength=q * q).reshape(q, q)
+                 - np.bincount(l * q + k, minlength=q * q).reshape(q, q))
+    rhs = np.bincount(l, g, minlength=q) - np.bincount(k, g, minlength=q)
+    ridge = 1e-10 * max(1.0, float(np.max(np.diag(laplacian))))
+    return center_biases(np.linalg.solve(laplacian + ridge * np.eye(q), rhs + ridge * previous))
+
+
+class _Classes:
+    """The pairs grouped by unordered label pair (class), with LIBSVM's orientation ``y_t``."""
+
+    def __init__(self, relevant, irrelevant, n_labels):
+        low, high = np.minimum(relevant, irrelevant), np.maximum(relevant, irrelevant)
+        key = low * n_labels + high
+        self.order = np.argsort(key, kind="stable")             # pairs sorted by class
+        sorted_key = key[self.order]
+        self.starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+        self.index = np.repeat(np.arange(self.starts.size), np.diff(np.r_[self.starts, key.size]))
+        self.orientation = np.where(relevant < irrelevant, 1.0, -1.0)[self.order]
+
+    @property
+    def n_classes(self) -> int:
+        return self.starts.size
+
+    def select(self, alpha, upper, gradient, size):
+        """Positions (in class order) of the working set of the module docstring."""
+        y = self.orientation
+        value = -y * gradient
+        below, above = alpha < upper, alpha > 0.0
+        up = ((y > 0) & below) | ((y < 0) & above)
+        low = ((y > 0) & above) | ((y < 0) & below)
+        best_up = np.maximum.reduceat(np.where(up, value, -np.inf), self.starts)
+        best_low = np.minimum.reduceat(np.where(low, value, np.inf), self.starts)
+        # candidates: each class's extremes and the violators, scored by their violation against
+        # the best partner of their class; the extremes always enter (they carry the cycles)
+        extremes, scored, scores = [], [], []
+        for mask, own, other, sign in ((up, best_up, best_low, 1.0), (low, best_low, best_up, -1.0)):
+            # up: value ≥ min(best_up, best_low); low: value ≤ max(best_up, best_low)
+            threshold = sign * np.minimum(sign * own, sign * other)
+            candidates = np.flatnonzero(mask & (sign * value >= sign * threshold[self.index]))
+            score = sign * (value[candidates] - other[self.index[candidates]])
+            is_extreme = value[candidates] == own[self.index[candidates]]
+            first = candidates[is_extreme]
+            _, keep = np.unique(self.index[first], return_index=True)
+            extremes.append(first[keep])
+            scored.append(candidates)
+            scores.append(score)
+        chosen = np.unique(np.concatenate(extremes))
+        rest = np.concatenate(scored)
+        score = np.concatenate(scores)
+        room = size - chosen.size
+        if room > 0 and rest.size:
+            positive = score > 0.0
+            rest, score = rest[positive], score[positive]
+            if rest.size > room:
+                top = np.argpartition(-score, room - 1)[:room]
+                rest = rest[top]
+            chosen = np.union1d(chosen, rest)
+        return chosen
+
+def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 20_000,
+                  working_set_size: int = 120, alpha0: np.ndarray | None = None,
+                  callback=None) -> SolverResult:
+    """Solve the Rank-SVM dual (Problem 10) to the certificate of the module docstring.
+
+    ``problem``: :func:`mlsvm.formulations.rank_svm.make_problem` (its Gram matrix is used as
+    is, any PSD kernel). ``alpha0``: a feasible warm start (``0 ≤ α ≤ u``, ``Aα = 0``; default 0).
+    ``max_iter`` bounds the decomposition iterations. Returns ``primal = {"beta", "b"}``,
+    ``dual = {"alpha"}``; ``history`` has per iteration ``dual``, ``primal`` (at least-squares
+    biases, an upper bound of the optimum), ``stop_value`` (their relative gap), and the
+    ``certificate`` list of ``(iteration, relative gap, max KKT residual)`` evaluations.
+    ``callback(iteration, primal, dual)`` is called each iteration (``primal`` empty: the
+    biases are only computed at a certificate; ``dual = {"alpha"}``).
+    """
+    start = time.perf_counter()
+    tol = float(tol)
+    if not tol > 0.0:
+        raise ValueError(f"tol must be positive; got {tol!r}")
+    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
+    if not (isinstance(working_set_size, (int, np.integer)) and working_set_size >= 2):
+        raise ValueError(f"working_set_size must be an integer ≥ 2; got {working_set_size!r}")
+    gram, pairs, n_labels = problem.gram, problem.pairs, problem.n_labels
+    classes = _Classes(pairs.relevant, pairs.irrelevant, n_labels)
+    order = classes.order                                       # internal arrays in class order
+    instance, relevant, irrelevant = pairs.instance[order], pairs.relevant[order], pairs.irrelevant[order]
+    upper = problem.upper[order]
+    flat_relevant, flat_irrelevant = instance * n_labels + relevant, instance * n_labels + irrelevant
+    if alpha0 is None:
+        alpha = np.zeros(problem.n_pairs)
+    else:
+        alpha0 = np.asarray(alpha0, dtype=np.float64)
+        if alpha0.shape != (problem.n_pairs,):
+            raise ValueError(f"alpha0 must have shape ({problem.n_pairs},); got {alpha0.shape}")
+        alpha = np.clip(alpha0, 0.0, problem.upper)[order]
+    beta = np.zeros((problem.n_samples, n_labels))
+    np.add.at(beta.ravel(), flat_relevant, alpha)
+    np.subtract.at(beta.ravel(), flat_irrelevant, alpha)
+    kernel_beta = gram @ beta
+    biases = np.zeros(n_labels)
+    history = {"dual": [], "primal": [], "stop_value": [], "certificate": []}
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+
+    def certify(gradient, guess):
+        """(b, relative gap, max KKT) by the formulation's functions, in the caller's pair order."""
+        alpha_out = alpha[inverse]
+        b = certified_biases(problem, gradient[inverse], guess)
+        beta_out = problem.scatter(alpha_out)
+        primal = formulation.primal_objective(problem, beta_out, b)
+        dual = formulation.dual_objective(problem, alpha_out)
+        kkt = max(formulation.kkt_residuals(problem, alpha_out, b).values())
+        return b, float(relative_gap(primal, dual)), kkt
+
+    best_dual, stalled_for, next_check, certified = -np.inf, 0, 0, biases
+    converged, stalled, gap, kkt = False, False, np.inf, np.inf
+    for iteration in range(1, max_iter + 1):
+        flat_g = kernel_beta.ravel()
+        gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+        free = (alpha > 0.0) & (alpha < upper)
+        biases = _least_squares_biases(relevant, irrelevant, gradient, free, biases, n_labels)
+        reduced = gradient + biases[relevant] - biases[irrelevant]
+        quadratic = float(np.sum(beta * kernel_beta))
+        dual = float(alpha.sum()) - 0.5 * quadratic
+        bound = relative_gap(0.5 * quadratic + float(upper @ np.maximum(0.0, -reduced)), dual)
+        history["dual"].append(dual)
+        history["primal"].append(0.5 * quadratic + float(upper @ np.maximum(0.0, -reduced)))
+        history["stop_value"].append(bound)
+        if callback is not None:
+            callback(iteration, {}, {"alpha": alpha[inverse]})
+        stalled_for = stalled_for + 1 if dual <= best_dual else 0
+        stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
+        best_dual = max(best_dual, dual)
+        # the formulation's complementarity residual at the least-squares biases (z_box = −ĝ)
+        violation = np.maximum(alpha * np.maximum(reduced, 0.0), (upper - alpha) * np.maximum(-reduced, 0.0))
+        complementarity = float(np.max(violation)) / (1.0 + float(np.max(np.abs(reduced))) * float(np.max(upper)))
+        if (bound <= tol and complementarity <= tol) or (stagnant and iteration >= next_check):
+            certified, gap, kkt = certify(gradient, biases)
+            history["certificate"].append((iteration, gap, kkt))
+            if gap <= tol and kkt <= tol:
+                converged = True
+                break
+            next_check = iteration + max(10, iteration // 10)
+            if stalled_for >= STALL_ITERATIONS:
+                stalled = True
+                break
+        working = classes.select(alpha, upper, gradient, working_set_size)
+        rows_of = instance[working]
+        k_w, l_w = relevant[working], irrelevant[working]
+        same = lambda a, b: (a[:, None] == b[None, :]).astype(np.float64)   # noqa: E731
+        hessian = gram[np.ix_(rows_of, rows_of)] * (same(k_w, k_w) - same(k_w, l_w) - same(l_w, k_w) + same(l_w, l_w))
+        incidence = np.zeros((n_labels, working.size))
+        incidence[k_w, np.arange(working.size)] = 1.0
+        incidence[l_w, np.arange(working.size)] = -1.0
+        incidence = incidence[np.any(incidence != 0.0, axis=1)]
+        old = alpha[working]
+        target = incidence @ old
+        new = _active_set(hessian, gradient[working], incidence, old, upper[working])
+        if new is None:
+            new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
+        new = _snap_to_bounds(new, upper[working], incidence, target)
+        change = new - old
+        linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
+        # exact sub-problems near the end, and whenever the interior point's answer does not
+        # decrease f (its accuracy, ~μ, can exceed the decrease left, e.g. a pair 1e-9 from u)
+        if bound <= POLISH_BELOW or linear_term + 0.5 * curvature >= 0.0:
+            new = _polish(hessian, gradient[working], incidence, old, new, upper[working])
+            new = _snap_to_bounds(new, upper[working], incidence, target)
+            change = new - old
+            linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
+        if linear_term + 0.5 * curvature > 1e-12 * (abs(linear_term) + curvature):
+            continue                                            # an increase: keep α (a stall if it lasts)
+        alpha[working] = new
+        touched, position = np.unique(rows_of, return_inverse=True)
+        beta_change = np.zeros((touched.size, n_labels))
+        np.add.at(beta_change, (position, k_w), change)
+        np.add.at(beta_change, (position, l_w), -change)
+        beta[touched] += beta_change
+        kernel_beta += gram[touched].T @ beta_change
+    if not converged and not stalled:                           # max_iter: certify the last α
+        flat_g = kernel_beta.ravel()
+        gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+        certified, gap, kkt = certify(gradient, biases)
+        history["certificate"].append((max_iter, gap, kkt))
+        converged = gap <= tol and kkt <= tol
+    stop_value = max(gap, kkt)
+    if stalled:
+        warnings.warn(
+            f"Rank-SVM decomposition stalled at iteration {iteration} (no dual increase for "
+            f"{STALL_ITERATIONS} iterations): relative duality gap {gap:.3e}, max scaled KKT "
+            f"residual {kkt:.3e}, tolerance asked {tol:.1e}.", ConvergenceWarning, stacklevel=2)
+    elif not converged:
+        warn_not_converged("Rank-SVM decomposition", STOP_RULE, stop_value, tol, max_iter)
+    alpha_out = alpha[inverse]
+    return SolverResult(primal={"beta": problem.scatter(alpha_out), "b": certified}, dual={"alpha": alpha_out},
+                        converged=converged, n_iter=iteration, stop_value=stop_value, stop_rule=STOP_RULE,
+                        solve_time=time.perf_counter() - start, history=history, solver="decomposition")

@@ -1,0 +1,216 @@
+"""The Rank-SVM working-set decomposition solver (mlsvm/solvers/rank_svm_decomposition.py) against
+CVXPY on two backends, against the proximal ALM on real data, and its certificate and warnings."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+
+from mlsvm.datasets import load_emotions
+from mlsvm.formulations import rank_svm as rs
+from mlsvm.kernels import make_kernel
+from mlsvm.solvers.rank_svm_alm import proximal_alm
+from mlsvm.solvers.rank_svm_decomposition import certified_biases, decomposition
+from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, REFERENCE_BACKEND, solve
+from mlsvm.formulations.evaluation import relative_difference
+from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
+from tests.test_rank_svm import rank_problems
+
+EXACT = tolerance("rank_svm", "fast")
+#: the solver's own tolerance in these tests (tighter than EXACT, which the assertions use)
+SOLVER_TOL = 1e-7
+
+
+@st.composite
+def kernel_problems(draw):
+    """The problems of tests/test_rank_svm.py (label nobody/everybody has, rows with all/no labels,
+    duplicated points, Q = 2..5, linear/RBF, C ∈ {0.1, 1, 10}), some re-posed with a polynomial
+    kernel, and a working-set size."""
+    problem, X = draw(rank_problems(max_q=5))
+    if draw(st.booleans()):
+        Y = np.zeros((problem.n_samples, problem.n_labels), dtype=int)
+        Y[problem.pairs.instance, problem.pairs.relevant] = 1      # the same pairs (rows without
+        gram = make_kernel("poly", "scale", degree=2, coef0=1.0, X=X)(X)   # pairs stay without)
+        problem = rs.make_problem(gram, Y, problem.C)
+    return problem, draw(st.sampled_from([2, 8, 120]))
+
+
+def graded(problem, result):
+    """(β, b, primal, dual, relative gap, max KKT) of a result by the formulation's functions."""
+    alpha, b = result.dual["alpha"], result.primal["b"]
+    beta = problem.scatter(alpha)
+    primal, dual = rs.primal_objective(problem, beta, b), rs.dual_objective(problem, alpha)
+    gap = (primal - dual) / max(1.0, abs(primal), abs(dual))
+    return beta, b, primal, dual, gap, max(rs.kkt_residuals(problem, alpha, b).values())
+
+
+def cvxpy_optimum(problem, backend):
+    cvx, variables = rs.cvxpy_dual(problem)
+    alpha = variables["alpha"]
+    value = -solve(cvx, backend)
+    return value, problem.scatter(np.clip(alpha.value, 0.0, problem.upper))
+
+
+@given(kernel_problems())
+@settings(max_examples=20)
+def test_matches_cvxpy_on_two_backends_with_gap_kkt_and_scores(drawn):
+    problem, working_set_size = drawn
+    result = decomposition(problem, tol=SOLVER_TOL, working_set_size=working_set_size)
+    beta, b, primal, dual, gap, kkt = graded(problem, result)
+    assert result.converged
+    assert gap <= SOLVER_TOL and kkt <= SOLVER_TOL
+    assert result.stop_value <= SOLVER_TOL
+    for backend in (REFERENCE_BACKEND, CROSSCHECK_BACKEND):
+        reference, reference_beta = cvxpy_optimum(problem, backend)
+        assert relative_difference(primal, reference) <= EXACT.objective
+        assert relative_difference(dual, reference) <= EXACT.objective
+        # w is unique (½‖w‖² is strongly convex): ½‖w − w*‖² ≤ primal − optimum, so every score
+        # f_k(x_i) − b_k differs by at most sqrt(2 (primal − optimum)) · sqrt(K_ii); the optimum
+        # is known to the backend's accuracy (BACKEND_AGREEMENT, relative)
+        excess = max(primal - reference, 0.0) + BACKEND_AGREEMENT * max(1.0, abs(reference))
+        bound = np.sqrt(2.0 * excess) * np.sqrt(np.max(np.diag(problem.gram)))
+        scores = problem.gram @ beta
+        assert np.max(np.abs(scores - problem.gram @ reference_beta)) <= bound
+    # the biases are the equality multipliers: the decision values give the certified primal
+    decision = rs.decision_function(beta, b, problem.gram)
+    slack = np.maximum(0.0, 1.0 - problem.gather(decision))
+    assert 0.5 * np.sum(beta * scores) + problem.upper @ slack == pytest.approx(primal, rel=1e-12, abs=1e-12)
+    # feasibility kept exactly (to round-off) by every sub-problem
+    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
+    assert np.all(result.dual["alpha"] >= 0.0) and np.all(result.dual["alpha"] <= problem.upper)
+
+
+def test_q_equal_two_is_the_binary_svm_with_bias():
+    """Q = 2, one label each: pair (i, k, l) has u = C and β_i,k = ±α_i = −β_i,l, so Problem 10 is
+    the binary C-SVM dual with the kernel 2K and f_1 − f_2 its decision function (LIBSVM)."""
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 2))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(30) > 0).astype(int)
+    Y = np.column_stack([y, 1 - y])                    # label 0 relevant exactly when y = 1
+    gram = make_kernel("rbf", 0.7)(X)
+    problem = rs.make_problem(gram, Y, 1.0)
+    result = decomposition(problem, tol=1e-9)
+    beta, b, primal, _, gap, kkt = graded(problem, result)
+    assert result.converged and gap <= 1e-9 and kkt <= 1e-9
+    svc = SVC(C=1.0, kernel="precomputed", tol=1e-10).fit(2.0 * gram, y)
+    coef = np.zeros(30)
+    coef[svc.support_] = svc.dual_coef_.ravel()
+    svc_dual = np.abs(coef).sum() - 0.5 * coef @ (2.0 * gram) @ coef
+    assert relative_difference(primal, svc_dual) <= 1e-8
+    # w unique: scores agree within the strong-convexity bound of the two objectives' difference
+    excess = abs(primal - svc_dual) + 1e-9 * max(1.0, abs(svc_dual))
+    bound = np.sqrt(2.0 * excess) * np.sqrt(2.0 * np.max(np.diag(gram)))
+    scores = gram @ beta
+    assert np.max(np.abs((scores[:, 0] - scores[:, 1]) - (2.0 * gram) @ coef)) <= bound
+
+
+def test_agrees_with_the_alm_on_an_emotions_subset(datasets_dir):
+    data = load_emotions()
+    X, Y = data.X[:100], data.Y[:100]
+    gram = make_kernel("rbf", "scale", X=X)(X)
+    problem = rs.make_problem(gram, Y, 1.0)
+    ours = decomposition(problem, tol=1e-8)
+    alm = proximal_alm(problem, tol=1e-8, max_iter=500)
+    assert ours.converged and alm.converged
+    _, _, primal, dual, gap, kkt = graded(problem, ours)
+    _, _, alm_primal, alm_dual, _, _ = graded(problem, alm)
+    assert gap <= 1e-8 and kkt <= 1e-8
+    assert relative_difference(primal, alm_primal) <= 1e-6
+    assert relative_difference(dual, alm_dual) <= 1e-6
+    # w agrees within the strong-convexity bound of both gaps
+    excess = max(primal - alm_dual, 0.0) + max(alm_primal - dual, 0.0)
+    bound = np.sqrt(2.0 * excess) * np.sqrt(np.max(np.diag(gram)))
+    difference = gram @ (problem.scatter(ours.dual["alpha"]) - problem.scatter(alm.dual["alpha"]))
+    assert np.max(np.abs(difference)) <= bound
+
+
+def test_warns_with_the_values_reached_when_stopped_by_max_iter():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    Y = (rng.random((40, 4)) < 0.5).astype(int)
+    Y[0] = [1, 0, 0, 0]
+    problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 10.0)
+    with pytest.warns(ConvergenceWarning, match=r"did not converge in 2 iterations: .* reached"):
+        result = decomposition(problem, tol=1e-10, max_iter=2, working_set_size=4)
+    assert not result.converged and result.n_iter == 2
+    _, _, _, _, gap, kkt = graded(problem, result)
+    # the reported value is the formulation's own, evaluated at the returned point
+    assert result.stop_value == pytest.approx(max(gap, kkt), rel=1e-9)
+    assert result.stop_value > 1e-10
+    # what was returned is still feasible: a usable, certified-suboptimal point
+    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12
+
+
+def test_certificate_rejects_planted_wrong_answers():
+    """Feasible but suboptimal points must fail the certificate (the gap is a bound, never an
+    estimate): the optimum's α halved (still feasible: Aα = 0 is linear) with its best biases, and
+    the optimal α with one bias shifted."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((12, 2))
+    Y = (rng.random((12, 3)) < 0.5).astype(int)
+    Y[0], Y[1] = [1, 0, 0], [0, 1, 1]
+    problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
+    result = decomposition(problem, tol=1e-9)
+    optimum = rs.dual_objective(problem, result.dual["alpha"])
+
+    def certificate(alpha, b):
+        beta = problem.scatter(alpha)
+        primal, dual = rs.primal_objective(problem, beta, b), rs.dual_objective(problem, alpha)
+        return (primal - dual) / max(1.0, abs(primal), abs(dual)), max(rs.kkt_residuals(problem, alpha, b).values())
+
+    assert max(certificate(result.dual["alpha"], result.primal["b"])) <= 1e-9
+    halved = 0.5 * result.dual["alpha"]
+    assert np.max(np.abs(problem.equality @ halved)) <= 1e-12
+    assert rs.dual_objective(problem, halved) < optimum - 1e-3
+    gap, kkt = certificate(halved, certified_biases(problem, rs.dual_gradient(problem, halved), result.primal["b"]))
+    assert gap > 1e-3 and kkt > 1e-3
+    shifted = result.primal["b"] + np.array([0.1, 0.0, 0.0])
+    gap, kkt = certificate(result.dual["alpha"], shifted)
+    assert gap > 1e-6 and kkt > 1e-6
+
+
+def test_certified_biases_equal_the_full_lp_at_random_points():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((15, 2))
+    Y = (rng.random((15, 4)) < 0.4).astype(int)
+    Y[-1] = [0, 0, 0, 1]
+    problem = rs.make_problem(make_kernel("poly", "scale", degree=2, coef0=1.0, X=X)(X), Y, 1.0)
+    result = decomposition(problem, tol=1e-9)
+    for scale in (1e-9, 1e-5, 1e-1):
+        gradient = rs.dual_gradient(problem, result.dual["alpha"]) + scale * rng.standard_normal(problem.n_pairs)
+        b = certified_biases(problem, gradient, result.primal["b"])
+        vertex, b_full = rs.linear_minimizer(problem, gradient)
+        hinge = lambda bias: problem.upper @ np.maximum(0.0, -(gradient + problem.equality_adjoint(bias)))  # noqa: E731
+        # both minimise the convex piecewise-linear Σ_t u_t max(0, −ĝ_t) (the hinge part of the
+        # primal), the dual of the LP min ⟨g, α'⟩: the reduced LP, solved at HiGHS tolerances
+        # 1e-10, is at least as good as the full one at HiGHS' defaults, and no better than the
+        # LP's value allows (weak duality, up to HiGHS' tolerance)
+        assert hinge(b) <= hinge(b_full) * (1 + 1e-12) + 1e-12
+        assert hinge(b) >= -(gradient @ vertex) - 1e-6 * max(1.0, abs(gradient @ vertex))
+
+
+@pytest.mark.parametrize("bad", [{"tol": 0.0}, {"max_iter": 0}, {"working_set_size": 1},
+                                 {"alpha0": np.zeros(4)}])
+def test_bad_arguments_raise_value_error(bad):
+    problem = rs.make_problem(np.eye(3), np.array([[1, 0], [0, 1], [1, 0]]), 1.0)
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        decomposition(problem, **bad)
+
+
+def test_a_feasible_warm_start_is_used_and_stays_exact():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((20, 3))
+    Y = (rng.random((20, 3)) < 0.5).astype(int)
+    Y[0] = [1, 0, 0]
+    problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
+    cold = decomposition(problem, tol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        warm = decomposition(problem, tol=1e-8, alpha0=cold.dual["alpha"])
+    assert warm.n_iter <= 2
+    assert relative_difference(graded(problem, warm)[2], graded(problem, cold)[2]) <= 1e-8
