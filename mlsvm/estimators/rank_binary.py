@@ -41,6 +41,15 @@ def decoding_cost(scores: np.ndarray, codes: np.ndarray, decoding: str = "ahl") 
       rewriting of (5); they agree when every ``|f_k| ≤ 1`` but not in general: for
       ``y_k f_k < −1`` (5) charges ``1 − y_k f_k`` and (6) only 2 (tested);
     * ``"hamming"``: ``|{k : y_k ≠ sign(f_k)}|`` — decoding (2), then the nearest code.
+
+    Parameters
+    ----------
+    scores : array of shape (n, q)
+        Real-valued scores ``f_k(x_i)`` (larger means more relevant).
+    codes : array of shape (c, q) or None
+        Allowed label codes (rows in {0, 1}); None decodes each label by its sign.
+    decoding : {"ahl", "clipped", "hamming"}
+        Decoding rule: eq. (5), eq. (6) or the nearest code to the signs.
     """
     if decoding not in DECODINGS:
         raise ValueError(f"decoding must be one of {DECODINGS}; got {decoding!r}")
@@ -55,12 +64,28 @@ def decoding_cost(scores: np.ndarray, codes: np.ndarray, decoding: str = "ahl") 
 
 def decode(scores: np.ndarray, codes: np.ndarray, decoding: str = "ahl") -> np.ndarray:
     """Index of the chosen allowed code for every row of ``scores``: the least
-    :func:`decoding_cost` (eq. (5), (6) or Hamming). Ties go to the first code."""
+    :func:`decoding_cost` (eq. (5), (6) or Hamming). Ties go to the first code.
+
+    Parameters
+    ----------
+    scores : array of shape (n, q)
+        Real-valued scores ``f_k(x_i)`` (larger means more relevant).
+    codes : array of shape (c, q) or None
+        Allowed label codes (rows in {0, 1}); None decodes each label by its sign.
+    decoding : {"ahl", "clipped", "hamming"}
+        Decoding rule: eq. (5), eq. (6) or the nearest code to the signs.
+    """
     return np.argmin(decoding_cost(scores, codes, decoding), axis=1)
 
 
 def categorical_codes(n_classes: int) -> np.ndarray:
-    """Code (7) as a {0,1} matrix: row i−1 (class i, 1-based) has i ones then zeros (−1's)."""
+    """Code (7) as a {0,1} matrix: row i−1 (class i, 1-based) has i ones then zeros (−1's).
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of ordered classes.
+    """
     check_scalar(n_classes, "n_classes", low=2, integer=True)
     return np.tril(np.ones((n_classes, n_classes), dtype=np.int8))
 
@@ -68,7 +93,17 @@ def categorical_codes(n_classes: int) -> np.ndarray:
 def cr_loss(y_true, y_pred, classes=None) -> float:
     """Categorical-regression loss (E&W §5): ``1/m Σ |h(x) − y| / Q`` with classes ranked 1..Q in
     the order of ``classes`` (default: the sorted distinct values of ``y_true`` and ``y_pred``).
-    Equals the Hamming loss between the codes (7) of ``y_pred`` and ``y_true`` (tested)."""
+    Equals the Hamming loss between the codes (7) of ``y_pred`` and ``y_true`` (tested).
+
+    Parameters
+    ----------
+    y_true : array of shape (n,)
+        True ordered classes.
+    y_pred : array of shape (n,)
+        Predicted classes.
+    classes : array or None
+        The ordered classes (default: the sorted distinct values of ``y_true`` and ``y_pred``).
+    """
     y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
     if y_true.shape != y_pred.shape:
         raise ValueError(f"y_pred has {y_pred.size} entries; expected {y_true.size} like y_true")
@@ -105,6 +140,33 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     The hand-written alternating dual solver (:mod:`mlsvm.solvers.rank_binary_alternating`) is NOT
     accepted here: it is experimental and not exact when a label's optimal ``λ_k`` is 0 (see its
     module and docs/rank_binary.md); call it directly and read its certified gap.
+
+    Parameters
+    ----------
+    C : float
+        Loss weight C > 0 of Problem 3 (the loss is ``(C/Q) Σ ξ``).
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
+        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
+    gamma : float or "scale"
+        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
+    degree : int
+        Degree of the poly kernel.
+    coef0 : float
+        Constant of the poly kernel.
+    codes : array of shape (c, q) or None
+        Allowed label codes (rows in {0, 1}); None decodes each label by its sign.
+    decoding : {"ahl", "clipped", "hamming"}
+        Decoding rule: eq. (5), eq. (6) or the nearest code to the signs.
+    solver : {"fast", "cvxpy"}
+        ``"fast"`` tries ECOS, Clarabel, SCS until one is optimal; ``"cvxpy"`` uses ``cvxpy_solver``.
+    tol : float
+        Accepted for API uniformity; the CVXPY backends run at their tight settings.
+    max_iter : int
+        Accepted for API uniformity (CVXPY backends).
+    random_state : None
+        Accepted for API uniformity (no randomness).
+    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
+        Backend of ``solver="cvxpy"``.
     """
 
     _registry_model = "rank_binary"
@@ -144,7 +206,31 @@ class CategoricalRegressionSVM(BinaryApproachSVM):
     :meth:`outputs` returns the Q real outputs ``f_k``. ``decision_function`` follows scikit-learn's
     multiclass convention: per class, minus its decoding cost (6), ``−Σ_k |y_k − σ(f_k)|``, so the
     argmax is the prediction (ties to the first class, as the decoding); with two classes the 1-D
-    difference, which is ``2σ(f_2)``. :func:`cr_loss` scores predictions."""
+    difference, which is ``2σ(f_2)``. :func:`cr_loss` scores predictions.
+
+    Parameters
+    ----------
+    C : float
+        Loss weight C > 0 of Problem 3 (the loss is ``(C/Q) Σ ξ``).
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
+        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
+    gamma : float or "scale"
+        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
+    degree : int
+        Degree of the poly kernel.
+    coef0 : float
+        Constant of the poly kernel.
+    solver : {"fast", "cvxpy"}
+        ``"fast"`` tries ECOS, Clarabel, SCS until one is optimal; ``"cvxpy"`` uses ``cvxpy_solver``.
+    tol : float
+        Accepted for API uniformity; the CVXPY backends run at their tight settings.
+    max_iter : int
+        Accepted for API uniformity (CVXPY backends).
+    random_state : None
+        Accepted for API uniformity (no randomness).
+    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
+        Backend of ``solver="cvxpy"``.
+    """
 
     _single_output = True
 

@@ -81,7 +81,23 @@ def check_correlation(correlation, n_labels: int) -> np.ndarray | None:
 @dataclass(frozen=True)
 class MatrixSVMProblem:
     """Data of one Matrix-SVM: Gram matrix K (without the ones), {0,1} labels, C, A, loss, and for
-    the linear kernel the features X (``K = XXᵀ``; solvers may work in their coordinates)."""
+    the linear kernel the features X (``K = XXᵀ``; solvers may work in their coordinates).
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix K (without the ones).
+    Y : array of shape (n, q)
+        Label indicator.
+    C : float
+        Loss weight C > 0.
+    correlation : array of shape (q, q) or None
+        Label-correlation matrix A (eq. 10); None is the identity.
+    loss : {"hinge", "squared"}
+        Hinge (eq. 1) or least squares (eq. 12).
+    features : array or sparse matrix of shape (n, d), or None
+        The features X when the kernel is linear, used instead of a factor of the Gram matrix.
+    """
 
     gram: np.ndarray
     Y: np.ndarray
@@ -149,7 +165,13 @@ def _augmented_factor(problem: MatrixSVMProblem) -> np.ndarray:
 
 def cvxpy_primal(problem: MatrixSVMProblem):
     """CVXPY primal (eq. 1 / 10 / 12). Returns ``(cp.Problem, variables)``: ``W`` (r+1, q) in the
-    coordinates of ``[L, 1]`` (its last row is the bias), the slack ``Q`` and ``features``."""
+    coordinates of ``[L, 1]`` (its last row is the bias), the slack ``Q`` and ``features``.
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    """
     features = _augmented_factor(problem)
     W = cp.Variable((features.shape[1], problem.n_labels))
     slack = cp.Variable((problem.n_samples, problem.n_labels))
@@ -167,7 +189,13 @@ def cvxpy_primal(problem: MatrixSVMProblem):
 
 def cvxpy_dual(problem: MatrixSVMProblem):
     """CVXPY dual as the minimisation of the negated dual objective (eq. 8 and its extensions).
-    Returns ``(cp.Problem, {"alpha"})``; the dual optimum is ``−problem.value``."""
+    Returns ``(cp.Problem, {"alpha"})``; the dual optimum is ``−problem.value``.
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    """
     factor = _augmented_factor(problem)
     alpha = cp.Variable((problem.n_samples, problem.n_labels))
     B = cp.multiply(problem.signed, alpha)
@@ -185,7 +213,17 @@ def cvxpy_dual(problem: MatrixSVMProblem):
 
 def solution_from_cvxpy(problem: MatrixSVMProblem, cvx, variables) -> tuple[dict, dict]:
     """``(primal, dual)`` of a solved :func:`cvxpy_dual`: α (clipped to ``[0, C]`` for the hinge:
-    interior-point round-off) and the coefficients it implies."""
+    interior-point round-off) and the coefficients it implies.
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    cvx : cvxpy.Problem
+        A solved problem of :func:`cvxpy_primal` or :func:`cvxpy_dual`.
+    variables : dict
+        Its variables, as returned with it.
+    """
     alpha = np.asarray(variables["alpha"].value, dtype=np.float64)
     if problem.loss == "hinge":
         alpha = np.clip(alpha, 0.0, problem.C)
@@ -193,7 +231,15 @@ def solution_from_cvxpy(problem: MatrixSVMProblem, cvx, variables) -> tuple[dict
 
 
 def coef_from_dual(problem: MatrixSVMProblem, alpha: np.ndarray) -> np.ndarray:
-    """``Θ = (α ∘ Ys) Aᵀ``: the primal point ``W = X̄ᵀΘ`` of a dual point (eq. 3 / 11)."""
+    """``Θ = (α ∘ Ys) Aᵀ``: the primal point ``W = X̄ᵀΘ`` of a dual point (eq. 3 / 11).
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (n, q)
+        Dual variables α.
+    """
     return problem.right(alpha * problem.signed, "AT")
 
 
@@ -205,14 +251,30 @@ def _loss(problem: MatrixSVMProblem, scores: np.ndarray) -> float:
 
 
 def primal_objective(problem: MatrixSVMProblem, coef: np.ndarray) -> float:
-    """Primal objective at ``W = X̄ᵀ coef`` with Q at its optimal (hinge) / forced (LS) value."""
+    """Primal objective at ``W = X̄ᵀ coef`` with Q at its optimal (hinge) / forced (LS) value.
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    coef : array of shape (n, q)
+        Coefficients Θ with ``W = X̄ᵀΘ``.
+    """
     gram_coef = problem.gram_bar @ coef
     regularizer = 0.5 * float(np.sum(coef * gram_coef))    # ½ tr(WᵀW) = ½ tr(Θᵀ K̄ Θ)
     return regularizer + problem.C * _loss(problem, problem.right(gram_coef, "A"))
 
 
 def dual_objective(problem: MatrixSVMProblem, alpha: np.ndarray) -> float:
-    """Dual objective (to maximise) at ``alpha``."""
+    """Dual objective (to maximise) at ``alpha``.
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (n, q)
+        Dual variables α.
+    """
     B = alpha * problem.signed
     quadratic = float(np.sum(B * problem.right(problem.gram_bar @ B, "M")))
     value = float(alpha.sum()) - 0.5 * quadratic
@@ -222,18 +284,42 @@ def dual_objective(problem: MatrixSVMProblem, alpha: np.ndarray) -> float:
 
 
 def decision_function(problem: MatrixSVMProblem, coef: np.ndarray, gram_test: np.ndarray) -> np.ndarray:
-    """Scores ``(K(X_test, X) + 1) Θ A`` (Alg. 1's last line, with A)."""
+    """Scores ``(K(X_test, X) + 1) Θ A`` (Alg. 1's last line, with A).
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    coef : array of shape (n, q)
+        Coefficients Θ with ``W = X̄ᵀΘ``.
+    gram_test : array of shape (m, n)
+        Kernel between the test points (rows) and the training points.
+    """
     return (gram_test + 1.0) @ problem.right(coef, "A")
 
 
 def linear_weights(X: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For the linear kernel: ``W = X̄ᵀΘ`` split into the weights (d, q) and the bias row (q,)."""
+    """For the linear kernel: ``W = X̄ᵀΘ`` split into the weights (d, q) and the bias row (q,).
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Training features (linear kernel).
+    coef : array of shape (n, q)
+        Coefficients Θ.
+    """
     return X.T @ coef, coef.sum(axis=0)
 
 
 def hessian_operator(problem: MatrixSVMProblem) -> LinearOperator:
     """The dual Hessian ``diag(Ys)(M ⊗ K̄)diag(Ys) [+ I/(2C)]`` on ``vec(α)`` (row-major), never
-    formed: ``O(nq)`` memory besides K̄."""
+    formed: ``O(nq)`` memory besides K̄.
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    """
     n, q = problem.n_samples, problem.n_labels
 
     def matvec(vector):
@@ -281,7 +367,15 @@ def evaluate(problem: MatrixSVMProblem, primal: dict, dual: dict | None = None) 
 def kkt_residuals(problem: MatrixSVMProblem, alpha: np.ndarray) -> dict[str, float]:
     """Scaled KKT residuals of the dual QP ``min ½αᵀPα − Σα`` (box ``[0, C]`` for the hinge, free for
     least squares) at ``alpha``, with the box multipliers stationarity implies,
-    ``z_box = −(Pα − 1)``: a wrong active set shows up as complementarity."""
+    ``z_box = −(Pα − 1)``: a wrong active set shows up as complementarity.
+
+    Parameters
+    ----------
+    problem : MatrixSVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (n, q)
+        Dual variables α.
+    """
     P = hessian_operator(problem)
     x = np.asarray(alpha, dtype=np.float64).ravel()
     linear = -np.ones_like(x)

@@ -53,7 +53,17 @@ __all__ = ["MLODMProblem", "LinearMLODMProblem", "cvxpy_primal", "cvxpy_dual", "
 
 
 def check_hyperparameters(C, theta, mu) -> None:
-    """``C > 0``, ``θ ∈ [0, 1]``, ``μ ∈ (0, 1]`` (SPEC §2.4); errors name the parameter."""
+    """``C > 0``, ``θ ∈ [0, 1]``, ``μ ∈ (0, 1]`` (SPEC §2.4); errors name the parameter.
+
+    Parameters
+    ----------
+    C : float
+        Must be > 0.
+    theta : float
+        Must lie in [0, 1].
+    mu : float
+        Must lie in (0, 1].
+    """
     check_scalar(C, "C", low=0.0, low_open=True)
     check_scalar(theta, "theta", low=0.0, high=1.0,
                  explain="θ is the half-width of the insensitive band around margin 1")
@@ -63,7 +73,21 @@ def check_hyperparameters(C, theta, mu) -> None:
 
 @dataclass(frozen=True)
 class MLODMProblem:
-    """Gram matrix, ranking pairs and hyperparameters of one mLODM problem."""
+    """Gram matrix, ranking pairs and hyperparameters of one mLODM problem.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix.
+    pairs : RankingPairs
+        Ranking pairs of the labels.
+    C : float
+        Weight C > 0 of the squared band violations.
+    theta : float
+        Band half-width θ ∈ [0, 1].
+    mu : float
+        Weight μ ∈ (0, 1] of violations above the band.
+    """
 
     gram: np.ndarray
     pairs: RankingPairs
@@ -145,7 +169,17 @@ class LinearMLODMProblem:
 
 
 def coef_from_dual(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """Eq. (16)/(20): ``B = scatter(α − β)``, so ``w_k = Σ_i B_ik φ(x_i)``."""
+    """Eq. (16)/(20): ``B = scatter(α − β)``, so ``w_k = Σ_i B_ik φ(x_i)``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Multipliers of the lower band constraints.
+    beta : array of shape (T,)
+        Multipliers of the upper band constraints.
+    """
     return problem.pairs.scatter(alpha - beta)
 
 
@@ -172,7 +206,19 @@ def _objective_at_scores(problem, regularizer: float, scores: np.ndarray) -> flo
 
 def dual_objective(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
                    scores: np.ndarray | None = None) -> float:
-    """Minus the objective of eq. (18) (the dual as a maximisation) at ``α, β``."""
+    """Minus the objective of eq. (18) (the dual as a maximisation) at ``α, β``.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Multipliers of the lower band constraints.
+    beta : array of shape (T,)
+        Multipliers of the upper band constraints.
+    scores : array of shape (n, q) or None
+        ``K @ coef_from_dual(...)`` if already known.
+    """
     coef = coef_from_dual(problem, alpha, beta)
     scores = problem.kernel_product(coef) if scores is None else scores
     size = problem.pair_size
@@ -183,7 +229,19 @@ def dual_objective(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
 
 def dual_gradient(problem: MLODMProblem, alpha, beta, margins=None) -> tuple[np.ndarray, np.ndarray]:
     """Gradient of the eq. (18) objective (minimisation) in α and β:
-    ``m − (1 − θ) + n α/C`` and ``−m + (1 + θ) + n β/(μC)`` (m = pair margins of w(α, β))."""
+    ``m − (1 − θ) + n α/C`` and ``−m + (1 + θ) + n β/(μC)`` (m = pair margins of w(α, β)).
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Multipliers of the lower band constraints.
+    beta : array of shape (T,)
+        Multipliers of the upper band constraints.
+    margins : ndarray or None
+        Pair margins ``m_t`` of the current point (computed when None).
+    """
     if margins is None:
         margins = pair_margins(problem, coef_from_dual(problem, alpha, beta))
     size = problem.pair_size
@@ -299,7 +357,17 @@ def evaluate(problem: MLODMProblem, primal: dict, dual: dict | None = None) -> E
 
 def solution_from_cvxpy(problem: MLODMProblem, cvx, variables) -> tuple[dict, dict]:
     """``(primal, dual)`` of a solved :func:`cvxpy_dual`: the multipliers clipped to ``≥ 0`` and the
-    coefficients they imply."""
+    coefficients they imply.
+
+    Parameters
+    ----------
+    problem : MLODMProblem
+        The problem data (validated formulation object).
+    cvx : cvxpy.Problem
+        A solved problem of :func:`cvxpy_primal` or :func:`cvxpy_dual`.
+    variables : dict
+        Its variables, as returned with it.
+    """
     alpha = np.maximum(np.asarray(variables["alpha"].value, dtype=np.float64), 0.0)
     beta = np.maximum(np.asarray(variables["beta"].value, dtype=np.float64), 0.0)
     return {"coef": coef_from_dual(problem, alpha, beta)}, {"alpha": alpha, "beta": beta}
@@ -311,6 +379,15 @@ def margin_statistics(margins: np.ndarray, bins: int = 20, value_range=None) -> 
     Degenerate margins (one pair, or all equal up to round-off: a symmetric problem) span a few
     ulps, which numpy cannot cut into ``bins`` finite bins; they get numpy's range for constant
     data, the value ± ½ (± half its magnitude when that is larger), so every margin is counted.
+
+    Parameters
+    ----------
+    margins : ndarray
+        Label-pair margins.
+    bins : int
+        Number of histogram bins.
+    value_range : tuple or None
+        ``(low, high)`` of the histogram (None: the range of the margins).
     """
     margins = np.asarray(margins, dtype=np.float64)
     if value_range is None and margins.size:

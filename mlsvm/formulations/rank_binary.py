@@ -51,7 +51,17 @@ __all__ = [
 
 @dataclass(frozen=True)
 class BinaryApproachProblem:
-    """Data of Problem 3: Gram matrix ``gram`` (n, n), {0,1} indicator ``Y`` (n, Q), ``C > 0``."""
+    """Data of Problem 3: Gram matrix ``gram`` (n, n), {0,1} indicator ``Y`` (n, Q), ``C > 0``.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix.
+    Y : array of shape (n, Q)
+        Label indicator.
+    C : float
+        Loss weight C > 0 (the loss is ``(C/Q) Σ ξ``).
+    """
 
     gram: np.ndarray
     Y: np.ndarray
@@ -81,7 +91,13 @@ class BinaryApproachProblem:
 def cvxpy_primal(problem: BinaryApproachProblem):
     """CVXPY epigraph primal. Returns ``(cp.Problem, variables)``: ``V`` (r, Q) factor coordinates
     of the ``w_k``, ``b`` (Q,), ``xi`` (n, Q), ``t``; and the constraints ``margin`` (dual value α)
-    and ``norm`` (one per label, dual value λ_k)."""
+    and ``norm`` (one per label, dual value λ_k).
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The problem data (validated formulation object).
+    """
     factor = gram_factor(problem.gram)
     n, q = problem.Y.shape
     V = cp.Variable((factor.shape[1], q))
@@ -116,19 +132,45 @@ def cvxpy_dual(problem: BinaryApproachProblem):
 
 
 def primal_objective(problem: BinaryApproachProblem, coef: np.ndarray, b: np.ndarray) -> float:
-    """Problem 3 at ``w_k = Σ_i coef_ik φ(x_i)`` and biases ``b`` (ξ at its optimal value)."""
+    """Problem 3 at ``w_k = Σ_i coef_ik φ(x_i)`` and biases ``b`` (ξ at its optimal value).
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The problem data (validated formulation object).
+    coef : array of shape (n, Q)
+        Coefficients of the w_k.
+    b : array of shape (Q,)
+        Biases.
+    """
     scores = problem.gram @ coef + b
     slack = np.maximum(0.0, 1.0 - problem.signed * scores)
     return float(np.max(label_norms(problem.gram, coef)) + problem.box * slack.sum())
 
 
 def label_norms(gram: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """``‖w_k‖² = coef_kᵀ K coef_k`` for every label k (clipped at 0 against round-off)."""
+    """``‖w_k‖² = coef_kᵀ K coef_k`` for every label k (clipped at 0 against round-off).
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Gram matrix.
+    coef : array of shape (n, Q)
+        Coefficients of the w_k.
+    """
     return np.maximum(np.einsum("ik,ik->k", coef, gram @ coef), 0.0)
 
 
 def dual_objective(problem: BinaryApproachProblem, alpha: np.ndarray) -> float:
-    """``Σ α − ¼ (Σ_k ‖u_k‖)²`` (to maximise) at ``alpha`` (n, Q)."""
+    """``Σ α − ¼ (Σ_k ‖u_k‖)²`` (to maximise) at ``alpha`` (n, Q).
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (n, Q)
+        Dual variables α_ik.
+    """
     u_norms = np.sqrt(label_norms(problem.gram, problem.signed * alpha))
     return float(alpha.sum() - 0.25 * u_norms.sum() ** 2)
 
@@ -140,6 +182,13 @@ def optimal_bias(scores: np.ndarray, y: np.ndarray) -> float:
     segment whose finite ends are kinks. Returns the midpoint of the optimal kinks. (A label with
     one sign only has an unbounded segment, ``[max_i(y_i − g_i), ∞)`` for all ``y = +1``; only its
     finite end is a kink, so that end is returned.)
+
+    Parameters
+    ----------
+    scores : array of shape (n,)
+        ``⟨w, φ(x_i)⟩`` without bias.
+    y : array of shape (n,)
+        Signed labels.
     """
     kinks = np.unique(y - scores)
     losses = np.maximum(0.0, 1.0 - y[None, :] * (scores[None, :] + kinks[:, None])).sum(axis=1)
@@ -151,7 +200,17 @@ def optimal_bias(scores: np.ndarray, y: np.ndarray) -> float:
 def coef_from_dual(problem: BinaryApproachProblem, alpha: np.ndarray, rtol: float = 1e-10):
     """Dual → primal map of the module docstring: ``coef`` (n, Q) with ``w_k = Σ_i coef_ik φ(x_i)``,
     biases ``b`` (Q,) and ``lam`` (Q,) on the simplex. Labels with ``‖u_k‖ ≤ rtol · max_l ‖u_l‖``
-    are treated as ``u_k = 0`` (``w_k = 0``, ``λ_k = 0``)."""
+    are treated as ``u_k = 0`` (``w_k = 0``, ``λ_k = 0``).
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (n, Q)
+        Dual variables α_ik.
+    rtol : float
+        Relative tolerance.
+    """
     direction = problem.signed * alpha
     u_norms = np.sqrt(label_norms(problem.gram, direction))
     active = u_norms > rtol * max(u_norms.max(), 1e-300)
@@ -188,7 +247,15 @@ def stationary_primal(problem: BinaryApproachProblem, coef: np.ndarray, alpha: n
 
 def coefficients_from_factor(factor: np.ndarray, V: np.ndarray) -> np.ndarray:
     """Expansion coefficients ``A`` with ``Lᵀ A = V`` (``A = L (LᵀL)⁻¹ V``): the ``w_k`` written in
-    factor coordinates as ``Σ_i A_ik φ(x_i)``, so that ``K A = L V``."""
+    factor coordinates as ``Σ_i A_ik φ(x_i)``, so that ``K A = L V``.
+
+    Parameters
+    ----------
+    factor : array of shape (n, r)
+        Factor L with ``L Lᵀ = K``.
+    V : array of shape (r, Q)
+        Weights in the factor coordinates.
+    """
     return factor @ np.linalg.solve(factor.T @ factor, V)
 
 
@@ -205,6 +272,19 @@ def kkt_residuals(problem: BinaryApproachProblem, coef: np.ndarray, b: np.ndarra
     * ``complementarity``: ``α_ik (y_ik f_ik − 1 + ξ_ik)``, ``(C/Q − α_ik) ξ_ik``,
       ``λ_k (t − ‖w_k‖²)``;
     * ``gap``: ``|primal − dual|`` relative.
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The problem data (validated formulation object).
+    coef : array of shape (n, Q)
+        Coefficients of the w_k.
+    b : array of shape (Q,)
+        Biases.
+    alpha : array of shape (n, Q)
+        Dual variables α_ik.
+    lam : array of shape (Q,)
+        Multipliers λ_k of the norm constraints.
     """
     Ys = problem.signed
     box = problem.box

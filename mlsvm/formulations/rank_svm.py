@@ -113,7 +113,13 @@ def make_problem(gram, Y, C: float, *, check_psd: bool = True, features=None) ->
 
 
 def center_biases(b: np.ndarray) -> np.ndarray:
-    """The representative with ``Σ_k b_k = 0`` (biases are defined up to a common shift)."""
+    """The representative with ``Σ_k b_k = 0`` (biases are defined up to a common shift).
+
+    Parameters
+    ----------
+    b : array of shape (Q,)
+        Biases.
+    """
     b = np.asarray(b, dtype=np.float64)
     return b - b.mean()
 
@@ -121,7 +127,13 @@ def center_biases(b: np.ndarray) -> np.ndarray:
 # ---- CVXPY ground truths ------------------------------------------------------------------
 def cvxpy_primal(problem: RankSVMProblem):
     """CVXPY primal (Problem 8 with ½). ``w_k`` in the coordinates of a factor ``K = L Lᵀ``:
-    ``V`` (r × Q), training scores ``F = L V + 1bᵀ``. Returns ``(cp.Problem, variables)``."""
+    ``V`` (r × Q), training scores ``F = L V + 1bᵀ``. Returns ``(cp.Problem, variables)``.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    """
     factor = gram_factor(problem.gram)
     V = cp.Variable((factor.shape[1], problem.n_labels))
     b = cp.Variable(problem.n_labels)
@@ -151,7 +163,15 @@ def cvxpy_dual(problem: RankSVMProblem):
 def bias_from_equality_multipliers(problem: RankSVMProblem, multipliers) -> np.ndarray:
     """Biases from the multipliers of the Q − 1 equalities of :func:`cvxpy_dual` (the last
     label's bias is 0 before centring). CVXPY's Lagrangian adds ``νᵀ(Aα)`` to the minimised
-    objective, so stationarity reads ``Pα − 1 + Aᵀν + z = 0`` and ``b = ν`` (KKT of Problem 8)."""
+    objective, so stationarity reads ``Pα − 1 + Aᵀν + z = 0`` and ``b = ν`` (KKT of Problem 8).
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    multipliers : array of shape (Q − 1,)
+        Multipliers of the first Q − 1 equalities.
+    """
     nu = np.zeros(problem.n_labels)
     nu[: problem.n_labels - 1] = np.asarray(multipliers, dtype=np.float64).ravel()
     return center_biases(nu)
@@ -167,7 +187,17 @@ def solution_from_cvxpy(problem: RankSVMProblem, cvx, variables) -> tuple[dict, 
 
 # ---- numpy objectives ----------------------------------------------------------------------
 def primal_objective(problem: RankSVMProblem, beta: np.ndarray, b: np.ndarray) -> float:
-    """``½ Σ_k β_kᵀKβ_k + Σ_t u_t max(0, 1 − f_k(x_i) + f_l(x_i))`` at ``w_k = Σ_i β_ki φ(x_i)``."""
+    """``½ Σ_k β_kᵀKβ_k + Σ_t u_t max(0, 1 − f_k(x_i) + f_l(x_i))`` at ``w_k = Σ_i β_ki φ(x_i)``.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    beta : array of shape (n, Q)
+        β, ``w_k = Σ_i β_ki φ(x_i)``.
+    b : array of shape (Q,)
+        Biases.
+    """
     kernel_beta = problem.gram @ beta
     margins = problem.gather(kernel_beta + np.asarray(b)[None, :])
     slack = np.maximum(0.0, 1.0 - margins)
@@ -180,24 +210,50 @@ def coef_from_dual(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
 
 
 def dual_objective(problem: RankSVMProblem, alpha: np.ndarray) -> float:
-    """``Σ α − ½ Σ_k β_kᵀKβ_k`` (Problem 10, to maximise)."""
+    """``Σ α − ½ Σ_k β_kᵀKβ_k`` (Problem 10, to maximise).
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Pair multipliers α_ikl.
+    """
     beta = problem.scatter(alpha)
     return float(alpha.sum() - 0.5 * np.sum(beta * (problem.gram @ beta)))
 
 
 def dual_gradient(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
-    """Gradient of the minimised dual ``½αᵀPα − Σα``: ``g_t = ⟨w_k − w_l, φ(x_i)⟩ − 1`` (Fig. 11, 5)."""
+    """Gradient of the minimised dual ``½αᵀPα − Σα``: ``g_t = ⟨w_k − w_l, φ(x_i)⟩ − 1`` (Fig. 11, 5).
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Pair multipliers α_ikl.
+    """
     return problem.gather(problem.gram @ problem.scatter(alpha)) - 1.0
 
 
 def decision_function(beta: np.ndarray, b: np.ndarray, gram_test: np.ndarray) -> np.ndarray:
-    """``f_k(x) = Σ_i β_ki k(x_i, x) + b_k`` for the rows of ``gram_test`` (m × n)."""
+    """``f_k(x) = Σ_i β_ki k(x_i, x) + b_k`` for the rows of ``gram_test`` (m × n).
+
+    Parameters
+    ----------
+    beta : array of shape (n, Q)
+        β of the trained model.
+    b : array of shape (Q,)
+        Biases.
+    gram_test : array of shape (m, n)
+        Kernel between the test points (rows) and the training points.
+    """
     return gram_test @ beta + np.asarray(b)[None, :]
 
 
 # ---- biases --------------------------------------------------------------------------------
 def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact solution of the LP ``min ⟨cost, α⟩ s.t. 0 ≤ α ≤ u, Σ_i β_ki(α) = 0`` and its
+    """Exact solution of the LP ``min ⟨cost, α⟩`` subject to ``0 ≤ α ≤ u, Σ_i β_ki(α) = 0`` and its
     equality multipliers (Problem 12 / Fig. 11 step 6).
 
     The equalities are flow conservation on the Q-node label graph (pair t is an arc k → l with
@@ -205,6 +261,13 @@ def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndar
     is solved exactly by HiGHS' dual simplex on the sparse constraint matrix. Returns the vertex
     and ``b = −y`` (HiGHS' marginals ``y`` satisfy ``cost − Aᵀy = reduced costs``): with
     ``cost = ∇`` of the dual, ``b`` are the biases that minimise the primal for the current w.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    cost : array of shape (T,)
+        Cost vector of the LP (the gradient for Frank–Wolfe).
     """
     q = problem.n_labels
     result = linprog(cost, A_eq=problem.equality[: q - 1], b_eq=np.zeros(q - 1),
@@ -219,14 +282,32 @@ def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndar
 
 def optimal_biases(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
     """The biases minimising the primal for ``w = w(α)``: by LP duality, the multipliers of
-    :func:`linear_minimizer` at ``cost = ∇`` (then ``primal − dual`` equals the Frank–Wolfe gap)."""
+    :func:`linear_minimizer` at ``cost = ∇`` (then ``primal − dual`` equals the Frank–Wolfe gap).
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Pair multipliers α_ikl.
+    """
     return linear_minimizer(problem, dual_gradient(problem, alpha))[1]
 
 
 def bias_from_kkt(problem: RankSVMProblem, alpha: np.ndarray, rtol: float = 1e-6) -> np.ndarray:
     """Biases from KKT (14): ``b_k − b_l = 1 − ⟨w_k − w_l, φ(x_i)⟩`` on the free pairs
     ``0 < α_t < u_t``, in least squares. Only labels joined by free pairs are determined relative
-    to each other; use :func:`optimal_biases` when the free pairs do not connect every label."""
+    to each other; use :func:`optimal_biases` when the free pairs do not connect every label.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Pair multipliers α_ikl.
+    rtol : float
+        A pair is free when its α is farther than ``rtol · u`` from both bounds.
+    """
     margins = dual_gradient(problem, alpha) + 1.0
     free = (alpha > rtol * problem.upper) & (alpha < (1 - rtol) * problem.upper)
     if not np.any(free):
@@ -267,7 +348,17 @@ def kkt_residuals(problem: RankSVMProblem, alpha: np.ndarray, b: np.ndarray) -> 
     """Scaled KKT residuals (:func:`mlsvm.formulations.evaluation.qp_residuals`) of the dual QP at
     ``α`` with equality multipliers ``b``; the box multipliers are those stationarity implies,
     ``z = 1 − (margins + b_k − b_l)``, so a violated complementarity shows as ``complementarity``.
-    ``O(T + n²Q)`` memory: ``P`` is a LinearOperator."""
+    ``O(T + n²Q)`` memory: ``P`` is a LinearOperator.
+
+    Parameters
+    ----------
+    problem : RankSVMProblem
+        The problem data (validated formulation object).
+    alpha : array of shape (T,)
+        Pair multipliers α_ikl.
+    b : array of shape (Q,)
+        Biases.
+    """
     hessian, equality = _operators(problem)
     b = np.asarray(b, dtype=np.float64)
     z_box = -(dual_gradient(problem, alpha) + problem.equality_adjoint(b))

@@ -20,8 +20,9 @@ is ``max_{α, λ} Σ α − ¼ Σ_k ‖u_k‖²/λ_k``, jointly concave, and we 
   decrease the dual), or the secant step of :func:`_secant_lambda` (at the optimum every free label
   has ``‖w_k‖² = t`` and ‖w_k‖² depends on λ_k only), damped like a trust region: after an iterate
   that did not improve the best gap the damping halves and the step restarts from the best
-  iterate; below 1/16 the MM step is taken. Secant steps make the dual non-monotone. Labels whose entries all have one sign are trivial:
-``α_k = 0``, ``w_k = 0``.
+  iterate; below 1/16 the MM step is taken. Secant steps make the dual non-monotone.
+
+Labels whose entries all have one sign are trivial: ``α_k = 0``, ``w_k = 0``.
 
 Labels with ``λ_k = 0`` (the norm constraint ``‖w_k‖² ≤ t`` inactive: on "awkward-labels", linear
 kernel, labels 1 and 3, ``‖w_3‖² = 0.363 < t = 0.547``). Alone, the alternation cannot reach them:
