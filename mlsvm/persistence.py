@@ -325,7 +325,8 @@ def _check_hyperparameters(estimator) -> None:
 
     check_solver(estimator.solver, type(estimator).solver_names())
     check_scalar(estimator.tol, "tol", low=0.0, low_open=True)
-    check_scalar(estimator.max_iter, "max_iter", low=1, integer=True)
+    if estimator.max_iter is not None:   # None: each solver's own budget, as fit allows it
+        check_scalar(estimator.max_iter, "max_iter", low=1, integer=True)
     name, n_labels = type(estimator).__name__, estimator.n_labels_
     if name in ("RankSVM", "BinaryApproachSVM", "CategoricalRegressionSVM", "MatrixSVM"):
         check_scalar(estimator.C, "C", low=0.0, low_open=True)
