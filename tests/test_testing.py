@@ -66,3 +66,16 @@ def test_an_estimator_instance_gives_its_hyperparameters():
     assert good.passed
     # the same point is not optimal for another C: the verdict follows the hyperparameters asked
     assert not certify(model, DATA.X, DATA.Y, {"coef": model.dual_coef_}, C=1.0).passed
+
+
+def test_an_infeasible_point_is_reported_infeasible():
+    """OvN with hard w requires Σ_k w_k = 0 (kernel form: Σ_k a_ki = 0 for every i)."""
+    params = dict(kernel="rbf", gamma=0.5, w_constraint="hard", b_constraint="hard")
+    primal, dual = _optimum(mlsvm.OvNSVM, **params)
+    assert certify("OvNSVM", DATA.X, DATA.Y, primal, **params).passed
+    shifted = dict(primal, coef=np.asarray(primal["coef"]) + np.array([0.05, 0.0, 0.0]))
+    certificate = certify("OvNSVM", DATA.X, DATA.Y, shifted, **params)
+    assert not certificate.passed and certificate.infeasibility > 1e-3
+    assert "infeasible" in str(certificate)
+    biased = dict(primal, b=np.asarray(primal["b"]) + 0.1)
+    assert "infeasible" in str(certify("OvNSVM", DATA.X, DATA.Y, biased, **params))

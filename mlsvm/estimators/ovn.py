@@ -102,6 +102,8 @@ class OvNSVM(KernelMultilabelEstimator):
 
     def _problem(self, gram: np.ndarray, Y: np.ndarray) -> ovn.OvNProblem:
         features = self.X_fit_ if self.kernel == "linear" else None  # MM and the IPM's Woodbury use X
+        if issparse(features):  # the OvN solvers (Woodbury blocks, MM's lstsq, CVXPY factor) read the
+            features = features.toarray()   # features densely (n × d)
         return ovn.OvNProblem(gram, Y, self.alpha, self.beta, self.w_constraint, self.b_constraint,
                               self.gamma_b, features)
 

@@ -59,7 +59,7 @@ from mlsvm.kernels import gram_factor
 __all__ = ["CONSTRAINTS", "OvNProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
            "primal_objective", "smoothed_primal_objective", "dual_objective", "coef_from_dual",
            "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_metric_coefficients", "dual_quadratic_factor", "kkt_residuals",
-           "alpha_interval"]
+           "alpha_interval", "primal_infeasibility"]
 
 CONSTRAINTS = ("soft", "hard")
 
@@ -426,6 +426,28 @@ def kkt_residuals(problem: OvNProblem, Lam: np.ndarray, b: np.ndarray, nu: float
     return residuals
 
 
+def primal_infeasibility(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float:
+    """Scaled violation of the primal point's own constraints: hard w, ``Σ_k a_ki = 0`` for every
+    i (``Σ_k w_k = 0`` in the kernel form), as ``‖A1‖∞ / (1 + ‖A‖∞)``; hard b, ``Σ_k b_k = 0``, as
+    ``|Σ b| / (1 + ‖b‖∞)``. 0 for the soft variants.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    A : array of shape (n, K)
+        Coefficients of ``W = ΦᵀA``.
+    b : array of shape (K,)
+        Biases.
+    """
+    violation = 0.0
+    if problem.w_constraint == "hard":
+        violation = float(np.max(np.abs(A.sum(axis=1)))) / (1.0 + float(np.max(np.abs(A))))
+    if problem.b_constraint == "hard":
+        violation = max(violation, abs(float(b.sum())) / (1.0 + float(np.max(np.abs(b)))))
+    return violation
+
+
 def evaluate(problem: OvNProblem, primal: dict, dual: dict | None = None) -> Evaluation:
     """Grade a point: the canonical primal objective at ``{"coef": A, "b": b}`` (``W = ΦᵀA``) and,
     with a dual point ``{"Lam": Λ, "nu": ν}`` (``ν`` may be None: the mean class mass), the dual
@@ -434,7 +456,8 @@ def evaluate(problem: OvNProblem, primal: dict, dual: dict | None = None) -> Eva
     scores ``G A + 1bᵀ``."""
     A = np.asarray(primal["coef"], dtype=np.float64)
     b = np.asarray(primal["b"], dtype=np.float64)
-    evaluation = Evaluation(primal_objective(problem, A, b), extra={"scores": problem.gram @ A + b[None, :]})
+    evaluation = Evaluation(primal_objective(problem, A, b), extra={"scores": problem.gram @ A + b[None, :]},
+                            infeasibility=primal_infeasibility(problem, A, b))
     if dual is not None:
         Lam, nu = np.asarray(dual["Lam"], dtype=np.float64), dual.get("nu")
         evaluation.dual_objective = dual_objective(problem, Lam, nu)

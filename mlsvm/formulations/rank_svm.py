@@ -98,8 +98,9 @@ def make_problem(gram, Y, C: float, *, check_psd: bool = True, features=None) ->
     pairs = ranking_pairs(Y)
     if pairs.n_samples != gram.shape[0]:
         raise ValueError(f"Y has {pairs.n_samples} rows but the Gram matrix has {gram.shape[0]}")
-    if features is not None:
-        features = np.asarray(features, dtype=np.float64)
+    if features is not None:   # a factor K = XXᵀ; a sparse X stays sparse (CSR)
+        features = sp.csr_matrix(features, dtype=np.float64) if sp.issparse(features) else \
+            np.asarray(features, dtype=np.float64)
         if features.ndim != 2 or features.shape[0] != gram.shape[0]:
             raise ValueError(f"features must have shape ({gram.shape[0]}, d); got {features.shape}")
     q, T = pairs.n_labels, pairs.n_pairs

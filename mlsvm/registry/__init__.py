@@ -95,6 +95,7 @@ class ModelSpec:
     resolve_fast: Callable = None
     fast_summary: str = ""
     check_options: Callable = None
+    dual_names: tuple = ()
 
     def solver_names(self) -> tuple[str, ...]:
         """``"fast"`` first (the default of every estimator), then the registered solvers."""

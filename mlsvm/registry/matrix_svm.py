@@ -122,6 +122,7 @@ def _resolve_fast(problem) -> str:
 
 MODEL = ModelSpec(
     name="matrix_svm",
+    dual_names=("alpha",),
     formulation=matrix_svm,
     solvers={
         "ipm": SolverSpec("ipm", _ipm, EXACT, "primal-dual interior point batched over labels, Newton "

@@ -44,6 +44,7 @@ def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
 
 MODEL = ModelSpec(
     name="mlodm",
+    dual_names=("alpha", "beta"),
     formulation=mlodm,
     solvers={
         "bcd": SolverSpec("bcd", _bcd, EXACT,

@@ -46,6 +46,7 @@ def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
 
 MODEL = ModelSpec(
     name="ovn",
+    dual_names=("Lam", "nu"),
     formulation=ovn,
     solvers={
         "ipm": SolverSpec("ipm", _ipm, EXACT,

@@ -46,6 +46,7 @@ def _waterfill_then_cvxpy(problem, *, tol, max_iter, cvxpy_solver="ECOS"):
 
 MODEL = ModelSpec(
     name="rank_binary",
+    dual_names=("alpha", "lam"),
     formulation=rank_binary,
     solvers={
         "waterfill": SolverSpec("waterfill", _waterfill, EXACT,

@@ -67,6 +67,7 @@ def _resolve_fast(problem) -> str:
 
 MODEL = ModelSpec(
     name="rank_svm",
+    dual_names=("alpha",),
     formulation=rank_svm,
     solvers={
         "ipm": SolverSpec("ipm", _ipm, EXACT,

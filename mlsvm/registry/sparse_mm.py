@@ -36,6 +36,7 @@ def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
 
 MODEL = ModelSpec(
     name="sparse_mm",
+    dual_names=("mu",),
     formulation=sparse_mm,
     solvers={
         "greedy-joint": SolverSpec("greedy-joint", _greedy(joint=True), EXACT,

@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities
-from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
 
 __all__ = ["proximal_alm"]
 
@@ -44,6 +44,8 @@ STOP_RULE = "relative duality gap, equality violation and scaled KKT residuals"
 ARMIJO = 1e-4
 #: ρ never exceeds this multiple of mean(diag K): beyond it the inner problems become too stiff
 RHO_CAP = 1e3
+#: outer iterations without the stopping value halving after which the ALM stops as stalled
+STALL_WINDOW = 10
 
 
 def _conjugate_gradient(apply, rhs, rtol, max_iter):
@@ -188,6 +190,7 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
     history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": [], "equality_violation": [],
                "n_matvec": []}
     stop_value, converged, previous_violation = np.inf, False, np.inf
+    best, since_best, stalled = np.inf, 0, False
     for iteration in range(1, max_iter + 1):
         lagrangian.set_center(nu, rho, tau, alpha.copy())
         alpha, p_alpha, _ = _projected_newton(lagrangian, alpha, p_alpha, upper, inner_tol, inner_max_iter)
@@ -214,13 +217,22 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
             callback(iteration, *point)
         if converged:
             break
+        # a stall: the stopping value has not fallen below half its best for STALL_WINDOW outer
+        # iterations (round-off floor, or a conditioning the inner solves cannot resolve)
+        best, since_best = (stop_value, 0) if stop_value < 0.5 * best else (best, since_best + 1)
+        if since_best >= STALL_WINDOW:
+            stalled = True
+            break
         if violation > 0.25 * previous_violation and rho < RHO_CAP * max(diagonal, 1e-3):
             rho *= 10.0
         previous_violation = violation
         tau = max(0.1 * tau, 1e-4 * max(diagonal, 1e-3))
         inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(gap), violation)), 1e-14)
-    if not converged:
+    if stalled:
+        warn_stalled("proximal ALM", STOP_RULE, stop_value, float("nan"), tol)
+    elif not converged:
         warn_not_converged("proximal ALM", STOP_RULE, stop_value, tol, max_iter)
+    if not converged:
         point = _returned_point(problem, alpha, nu)
     primal_point, dual_point = point
     return SolverResult(primal=primal_point, dual=dual_point, converged=converged,

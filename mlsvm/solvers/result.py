@@ -117,8 +117,9 @@ class CertifiedStop:
 
 
 def warn_stalled(solver: str, stop_rule: str, reached: float, residual: float, tol: float) -> None:
-    """The ``ConvergenceWarning`` of a solver that stalled at round-off: more iterations would not
-    help, so it does not advise raising ``max_iter``.
+    """The ``ConvergenceWarning`` of a solver that stalled (its stopping value stopped decreasing:
+    round-off, or a conditioning its steps cannot resolve): more iterations would not help, so it
+    does not advise raising ``max_iter``.
 
     Parameters
     ----------
@@ -136,6 +137,7 @@ def warn_stalled(solver: str, stop_rule: str, reached: float, residual: float, t
     certificate = (f", the certificate's largest scaled KKT residual {residual:.3e}"
                    if residual == residual else "")
     warnings.warn(
-        f"{solver} stalled at round-off: {stop_rule} reached {reached:.3e}{certificate}; tolerance "
-        f"asked {tol:.1e}. More iterations will not help: converged=False.",
+        f"{solver} stalled (no further progress: round-off or conditioning): {stop_rule} reached "
+        f"{reached:.3e}{certificate}; tolerance asked {tol:.1e}. More iterations will not help: "
+        "converged=False.",
         ConvergenceWarning, stacklevel=3)

@@ -192,12 +192,15 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
     gram, indicator = estimator._training_data(X, Y)
     spec = registry.model(cls._registry_model)
     problem = estimator._problem(gram, indicator)
-    run_params = estimator.get_params(deep=False) | {"solver": "fast", "tol": REFERENCE_TOL}
-    reference_name, reference = _solve_reference(spec, problem, run_params)
-    reference_eval = spec.formulation.evaluate(problem, reference.primal, reference.dual)
-    primal, dual = _split(solution, reference.dual)
+    primal, dual = _split(solution, spec.dual_names)
     user = spec.formulation.evaluate(problem, primal, dual)
-
+    # a point may fix part of the problem itself (SMSVM/SM3L: its basis J): the reference then
+    # solves the problem the point is graded on, with the formulation's CVXPY dual
+    graded = user.extra.get("problem", problem)
+    solver = "fast" if graded is problem else "cvxpy"
+    run_params = estimator.get_params(deep=False) | {"solver": solver, "tol": REFERENCE_TOL}
+    reference_name, reference = _solve_reference(spec, graded, run_params)
+    reference_eval = spec.formulation.evaluate(graded, reference.primal, reference.dual)
     p_user, d_ref = user.primal_objective, reference_eval.dual_objective
     suboptimality = float(relative_gap(p_user, d_ref))
     reference_slack = max(abs(reference_eval.relative_gap), 1e-12)
