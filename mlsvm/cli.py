@@ -2,6 +2,17 @@
 
 ``mlsvm verify`` runs every registered cross-check (mlsvm/verification/checks/) on the built-in
 problems and exits non-zero when any check fails.
+
+Every command first parses and checks its arguments with light imports only (argparse, os,
+pathlib, numpy): model names, hyperparameter syntax, every input file (exists, readable, a known
+format) and every output (its directory exists and is writable). The heavy modules (scikit-learn,
+CVXPY, the estimators) are imported after that, so a mistyped command fails at once and never
+after a long fit. Errors are one line on stderr and exit status 2; Ctrl-C exits 130 with one
+line. An unexpected exception is one line too (``MLSVM_TRACEBACK=1`` shows its traceback).
+
+A data file with one label column holds class labels: the models fit it as a multiclass problem,
+and its metrics are those of the one-hot indicator over the classes (subset accuracy is then the
+accuracy).
 """
 
 from __future__ import annotations
@@ -9,23 +20,256 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+import tempfile
 import warnings
+from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
+
+#: papers of ``mlsvm reproduce`` (the keys of mlsvm.reproduce.PAPERS, which imports scikit-learn)
+PAPERS = ("matrix-svm", "mlodm", "ovn", "rank-svm", "sparse-mm")
+DATA_SUFFIXES = (".arff", ".npz", ".csv")
+DATA_HELP = ("data file: .arff (MULAN, dense or sparse rows; needs --labels), .npz (arrays X, Y; or one "
+             "scipy.sparse.save_npz matrix [X | Y] with --labels) or .csv (numeric; the last --labels columns are "
+             "the labels). One label column holds class labels (multiclass)")
+PARAM_HELP = ("hyperparameters NAME=VALUE (values read as JSON, else text), e.g. --param C=1 kernel=rbf; "
+              "repeatable")
 
 
-def _format(value: float, spec: str = ".1e") -> str:
+class UsageError(Exception):
+    """A bad argument, found before any work: one line, exit status 2."""
+
+
+# ---- names ------------------------------------------------------------------------------------
+def _estimator_names() -> list[str]:
+    from mlsvm import _ESTIMATORS   # mlsvm/__init__ is light: the table, not the modules
+
+    return list(_ESTIMATORS)
+
+
+def _check_model_names() -> list[str]:
+    """The models ``mlsvm verify`` knows: the modules of mlsvm/verification/checks/, found on disk
+    (importing the package would load CVXPY)."""
+    import pkgutil
+
+    import mlsvm
+
+    folder = Path(mlsvm.__file__).resolve().parent / "verification" / "checks"
+    return sorted(m.name for m in pkgutil.iter_modules([str(folder)]) if not m.name.startswith("_"))
+
+
+def _spelled(name: str, valid, separator: str, what: str) -> str:
+    """``name`` in ``valid``, hyphens and underscores alike (``rank-svm`` = ``rank_svm``)."""
+    normal = name.strip().lower().replace("-", separator).replace("_", separator)
+    if normal not in valid:
+        raise UsageError(f"unknown {what} {name!r}; choose one of {', '.join(valid)}")
+    return normal
+
+
+def _model_name(name: str) -> str:
+    valid = _estimator_names()
+    if name in valid:
+        return name
+    folded = {n.lower(): n for n in valid}
+    if name.lower() in folded:
+        return folded[name.lower()]
+    raise UsageError(f"unknown model {name!r}; choose one of {', '.join(valid)}")
+
+
+# ---- paths ------------------------------------------------------------------------------------
+def _input_file(path: str, what: str) -> Path:
+    if path == "":
+        raise UsageError(f"{what} is empty: give a file name")
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"{what} {path} does not exist")
+    if path.is_dir():
+        raise UsageError(f"{what} {path} is a directory; expected a file")
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"{what} {path} is not readable (permission denied)")
+    return path
+
+
+def _data_file(path: str, labels: int | None, what: str) -> Path:
+    path = _input_file(path, what)
+    suffix = path.suffix.lower()
+    if suffix not in DATA_SUFFIXES:
+        raise UsageError(f"{what} {path}: unsupported format {suffix or '(no extension)'!r}; "
+                         f"expected {', '.join(DATA_SUFFIXES)}")
+    if labels is None and suffix != ".npz":
+        raise UsageError(f"{what} {path} needs --labels N: the last N columns/attributes are the labels")
+    return path
+
+
+def _output_file(path: str | None, what: str) -> Path | None:
+    if path is None:
+        return None
+    from mlsvm.persistence import check_writable   # numpy only
+
+    try:
+        return check_writable(path)
+    except ValueError:
+        raise UsageError(f"{what} is empty: give a file name, e.g. {what} model.npz") from None
+    except OSError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+
+
+def _output_dir(path: str, what: str) -> Path:
+    """A directory to write into: created if needed, and a file tried in it."""
+    if path == "":
+        raise UsageError(f"{what} is empty: give a directory")
+    folder = Path(path)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{what} {folder}: {existing} is not a directory")
+    try:   # created now, and a file tried in it: permissions, read-only file systems and root alike
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{what} {folder}: cannot write there ({exc.strerror})") from None
+    return folder
+
+
+def _positive_int(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}; got {value}")
+        return value
+    return parse
+
+
+def _parse_params(items) -> dict:
+    """``["C=1", "kernel=rbf"]`` → ``{"C": 1, "kernel": "rbf"}`` (values read as JSON, else text)."""
+    params = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--param expects NAME=VALUE; got {item!r} (positional arguments go before --param)")
+        try:
+            params[key] = json.loads(text)
+        except json.JSONDecodeError:
+            params[key] = text
+    return params
+
+
+# ---- heavy part: estimators, data, metrics ------------------------------------------------------
+def _estimator(name: str, params: dict):
+    import mlsvm
+
+    cls = getattr(mlsvm, name)
+    valid = cls().get_params(deep=False)
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise UsageError(f"{name} has no hyperparameter {', '.join(map(repr, unknown))}; "
+                         f"its hyperparameters: {', '.join(valid)}")
+    return cls(**params)
+
+
+def _load(path: Path, labels: int | None):
+    """The data of ``path``; ``(data, y)`` with ``y`` the class vector when it has one label column."""
+    import numpy as np
+
+    from mlsvm.datasets import load_file
+
+    data = load_file(path, labels)
+    if data.Y.shape[1] != 1:
+        return data, None
+    y = data.Y[:, 0]
+    if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        y = y.astype(np.int64)   # class labels read from a CSV as floats: print them as integers
+    return data, y
+
+
+def _metrics(model, data, y) -> dict:
+    """Every metric of ``model`` on ``data``; a multiclass model is scored on one-hot indicators
+    over its classes (a class it never saw is a row without a relevant label)."""
+    import numpy as np
+
+    from mlsvm.metrics import all_metrics
+
+    predicted = model.predict(data.X)
+    scores = model.decision_function(data.X)
+    if predicted.ndim == 2:   # multilabel
+        if data.Y.shape[1] != predicted.shape[1]:
+            raise UsageError(f"the model predicts {predicted.shape[1]} labels; the data has {data.Y.shape[1]} "
+                             f"(check --labels)")
+        return all_metrics(data.Y, predicted, scores)
+    if y is None:
+        raise UsageError(f"the model was fitted on class labels (one label column); the data has "
+                         f"{data.Y.shape[1]} label columns (check --labels)")
+    classes = model.classes_
+    if scores.ndim == 1:   # two classes: s_1 − s_0, positive for classes_[1]
+        scores = np.column_stack([-0.5 * scores, 0.5 * scores])
+    unseen = sorted(set(np.unique(y).tolist()) - set(classes.tolist()))
+    if unseen:
+        print(f"note: classes {unseen} are not among the model's {classes.tolist()}; those samples "
+              f"count as errors", file=sys.stderr)
+    truth = (y[:, None] == classes[None, :]).astype(np.int8)
+    return all_metrics(truth, (predicted[:, None] == classes[None, :]).astype(np.int8), scores)
+
+
+def _print_metrics(title: str, values: dict) -> None:
+    print(title)
+    for key, value in values.items():
+        print(f"  {key:20s} {value:.4f}")
+
+
+def _describe(data, y) -> str:
+    import numpy as np
+
+    if y is None:
+        return f"{data.X.shape[0]} x {data.X.shape[1]}, {data.Y.shape[1]} labels"
+    classes = np.unique(y)
+    shown = ", ".join(map(str, classes[:10].tolist())) + (", ..." if classes.size > 10 else "")
+    return f"{data.X.shape[0]} x {data.X.shape[1]}, {classes.size} classes ({shown}; multiclass)"
+
+
+# ---- commands ---------------------------------------------------------------------------------
+def _finite(value):
+    """JSON has no NaN or infinity: those become null (and tuples lists)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return _finite(value.item())
+    return value
+
+
+def _json(document) -> None:
+    json.dump(_finite(document), sys.stdout, indent=1, allow_nan=False, default=str)
+    print()
+
+
+def _format(value, spec: str = ".1e") -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
 def _verify(args) -> int:
+    models = [_spelled(name, _check_model_names(), "_", "model") for name in args.model or []]
     from mlsvm.verification.registry import all_checks, run_check
 
-    checks = all_checks(quick=not args.full, models=args.model or None)
+    checks = all_checks(quick=not args.full, models=models or None)
     if args.list:
-        for check in checks:
-            print(f"{check.model:12s} {check.problem:45s} {check.formulation:28s} {check.solver}")
+        if args.json:
+            _json([{"model": c.model, "problem": c.problem, "formulation": c.formulation, "solver": c.solver}
+                   for c in checks])
+        else:
+            for check in checks:
+                print(f"{check.model:12s} {check.problem:45s} {check.formulation:28s} {check.solver}")
         return 0
     header = (f"{'model':11s} {'problem':44s} {'formulation':26s} {'solver':17s} {'objective':>13s} "
               f"{'rel.diff':>8s} {'rel.gap':>8s} {'max KKT':>8s} {'time s':>7s}  status")
@@ -46,91 +290,79 @@ def _verify(args) -> int:
                   flush=True)
     failed = [r for r in results if not r.passed]
     if args.json:
-        json.dump({"passed": not failed, "n_checks": len(results), "n_failed": len(failed),
-                   "checks": [r.as_dict() for r in results]}, sys.stdout, indent=1, default=str)
-        print()
+        _json({"passed": not failed, "n_checks": len(results), "n_failed": len(failed),
+               "checks": [r.as_dict() for r in results]})
     else:
         print(f"\n{len(results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed or not results else 0
 
 
-def _parse_params(items) -> dict:
-    """``["C=1", "kernel=rbf"]`` → ``{"C": 1, "kernel": "rbf"}`` (values read as JSON, else text)."""
-    params = {}
-    for item in items or []:
-        key, sep, text = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"mlsvm: --param expects NAME=VALUE; got {item!r}")
-        try:
-            params[key] = json.loads(text)
-        except json.JSONDecodeError:
-            params[key] = text
-    return params
-
-
-def _estimator(name: str, params: dict):
-    import mlsvm
-
-    if name not in mlsvm._ESTIMATORS:
-        raise SystemExit(f"mlsvm: unknown model {name!r}; choose one of {sorted(mlsvm._ESTIMATORS)}")
-    cls = getattr(mlsvm, name)
-    try:
-        return cls(**params)
-    except TypeError as exc:
-        raise SystemExit(f"mlsvm: bad --param for {name}: {exc}") from None
-
-
-def _print_metrics(title: str, values: dict) -> None:
-    print(title)
-    for key, value in values.items():
-        print(f"  {key:20s} {value:.4f}")
-
-
 def _fit(args) -> int:
-    from mlsvm.datasets import load_file
-    from mlsvm.metrics import all_metrics
+    name = _model_name(args.model)
+    params = _parse_params(args.param)
+    train_path = _data_file(args.train, args.labels, "--train")
+    test_path = _data_file(args.test, args.labels, "--test") if args.test is not None else None
+    out = _output_file(args.out, "--out")
+    # arguments checked: now the heavy imports and the work
+    model = _estimator(name, params)
     from mlsvm.persistence import save_model
 
-    train = load_file(args.train, args.labels)
-    model = _estimator(args.model, _parse_params(args.param)).fit(train.X, train.Y)
+    train, y = _load(train_path, args.labels)
+    test, y_test = _load(test_path, args.labels) if test_path is not None else (None, None)
+    if test is not None and test.X.shape[1] != train.X.shape[1]:
+        raise UsageError(f"--test {test_path} has {test.X.shape[1]} features; --train has {train.X.shape[1]}")
+    model.fit(train.X, train.Y if y is None else y)
     report = model.fit_report_
-    print(f"{args.model} on {train.name}: {train.X.shape[0]} x {train.X.shape[1]}, {train.Y.shape[1]} labels")
+    print(f"{name} on {train.name}: {_describe(train, y)}")
     print(f"  solver {report.solver}: primal {report.primal_objective:.8g}, dual {report.dual_objective:.8g}, "
           f"rel. gap {report.relative_gap:.1e}, max KKT {report.max_kkt:.1e}, {report.n_iter} iterations, "
           f"{report.solve_time:.2f} s, converged={report.converged}")
-    _print_metrics("training set:", all_metrics(train.Y, model.predict(train.X), model.decision_function(train.X)))
-    if args.test:
-        test = load_file(args.test, args.labels)
-        _print_metrics("test set:", all_metrics(test.Y, model.predict(test.X), model.decision_function(test.X)))
-    if args.out:
-        print(f"saved to {save_model(model, args.out)}")
+    _print_metrics("training set:", _metrics(model, train, y))
+    if test is not None:
+        _print_metrics("test set:", _metrics(model, test, y_test))
+    if out is not None:
+        print(f"saved to {save_model(model, out)}")
     return 0
 
 
 def _evaluate(args) -> int:
-    import numpy as np
-    from sklearn.model_selection import KFold
+    data_path = _data_file(args.data, args.labels, "DATA")
+    if args.saved is not None:
+        if args.param:
+            raise UsageError("--param applies to --model (cross-validation), not to a --saved model")
+        saved = _input_file(args.saved, "--saved")
+        from mlsvm.persistence import load_model
 
-    from mlsvm.datasets import load_file
-    from mlsvm.metrics import all_metrics
-    from mlsvm.persistence import load_model
-
-    data = load_file(args.data, args.labels)
-    if args.saved:
-        model = load_model(args.saved)
-        _print_metrics(f"{type(model).__name__} ({args.saved}) on {data.name}:",
-                       all_metrics(data.Y, model.predict(data.X), model.decision_function(data.X)))
+        model = load_model(saved)
+        data, y = _load(data_path, args.labels)
+        _print_metrics(f"{type(model).__name__} ({saved}) on {data.name}:", _metrics(model, data, y))
         return 0
-    if not args.model:
-        raise SystemExit("mlsvm: evaluate needs --saved MODEL_FILE, or --model NAME for cross-validation")
+    if args.model is None:
+        raise UsageError("evaluate needs --saved MODEL_FILE, or --model NAME for cross-validation")
+    name = _model_name(args.model)
+    params = _parse_params(args.param)
+    _estimator(name, params)   # unknown hyperparameters fail before the data is read
+    import numpy as np
+    from sklearn.model_selection import KFold, StratifiedKFold
+
     from mlsvm.progress import progress
 
+    data, y = _load(data_path, args.labels)
+    if data.X.shape[0] < args.cv:
+        raise UsageError(f"--cv {args.cv} needs at least {args.cv} samples; {data.name} has {data.X.shape[0]}")
+    # class labels: stratified folds, so that every fold's training part holds every class
+    splitter = (KFold if y is None else StratifiedKFold)(n_splits=args.cv, shuffle=True, random_state=args.seed)
     folds = []
-    splitter = KFold(n_splits=args.cv, shuffle=True, random_state=args.seed)
-    for train, test in progress(list(splitter.split(data.X)), label=f"{args.cv}-fold CV", stream=sys.stderr):
-        model = _estimator(args.model, _parse_params(args.param)).fit(data.X[train], data.Y[train])
-        folds.append(all_metrics(data.Y[test], model.predict(data.X[test]), model.decision_function(data.X[test])))
-    print(f"{args.model}, {args.cv}-fold CV (shuffled, seed {args.seed}) on {data.name}: mean ± std over folds")
+    target = data.Y if y is None else y
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+        splits = list(splitter.split(data.X, target))
+    for train, test in progress(splits, label=f"{args.cv}-fold CV", stream=sys.stderr):
+        model = _estimator(name, params).fit(data.X[train], target[train])
+        fold = type(data)(data.X[test], data.Y[test], data.feature_names, data.label_names, data.name)
+        folds.append(_metrics(model, fold, None if y is None else y[test]))
+    kind = "KFold" if y is None else "StratifiedKFold"
+    print(f"{name}, {args.cv}-fold CV ({kind}, shuffled, seed {args.seed}) on {data.name}: mean ± std over folds")
     for key in folds[0]:
         values = np.array([fold[key] for fold in folds])
         print(f"  {key:20s} {values.mean():.4f} ± {values.std():.4f}")
@@ -138,45 +370,49 @@ def _evaluate(args) -> int:
 
 
 def _reproduce(args) -> int:
+    papers = list(PAPERS) if args.paper.strip().lower() == "all" else [
+        _spelled(args.paper, PAPERS, "-", "paper (or 'all')")]
+    out_dir = _output_dir(args.out_dir, "--out-dir")
     from mlsvm.progress import progress
-    from mlsvm.reproduce import PAPERS, reproduce
+    from mlsvm.reproduce import reproduce
 
-    papers = sorted(PAPERS) if args.paper == "all" else [args.paper]
     for paper in progress(papers, label="reproduce", stream=sys.stderr):
-        out, text = reproduce(paper, args.out_dir, quick=not args.full)
+        out, text = reproduce(paper, out_dir, quick=not args.full)
         print(text)
         print(f"written to {out}")
     return 0
 
 
 def _bench(args) -> int:
-    import os
+    import mlsvm
+
+    if args.dir is not None:
+        folder = Path(args.dir)
+        if not folder.is_dir():
+            raise UsageError(f"--dir {folder} is not a directory")
+    else:
+        folder = next((base / "benchmarks" for base in (Path.cwd(), Path(mlsvm.__file__).resolve().parent.parent)
+                       if (base / "benchmarks").is_dir()), None)
+        if folder is None:
+            raise UsageError("no benchmarks/ folder found: run from a checkout of mlsvm or pass --dir")
+    available = {script.stem.removeprefix("bench_"): script for script in sorted(folder.glob("bench_*.py"))}
+    if not available:
+        raise UsageError(f"no bench_*.py script in {folder}")
+    names = [_spelled(name, list(available), "_", "benchmark") for name in args.name] or list(available)
     import platform
     import runpy
-    from pathlib import Path
 
     import cvxpy
     import numpy
     import scipy
     import sklearn
 
-    import mlsvm
-
-    folder = Path(args.dir) if args.dir else next(
-        (base / "benchmarks" for base in (Path.cwd(), Path(mlsvm.__file__).resolve().parent.parent)
-         if (base / "benchmarks").is_dir()), None)
-    if folder is None or not folder.is_dir():
-        raise SystemExit("mlsvm: no benchmarks/ folder found: run from a checkout of mlsvm or pass --dir")
-    scripts = sorted(folder.glob("bench_*.py"))
-    if args.name:
-        scripts = [s for s in scripts if s.stem.removeprefix("bench_") in args.name]
-    if not scripts:
-        raise SystemExit(f"mlsvm: no benchmark matches {args.name}; found {[s.stem for s in sorted(folder.glob('bench_*.py'))]}")
     print(f"# mlsvm {mlsvm.__version__} bench — {platform.platform()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}")
     print(f"# numpy {numpy.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
           f"cvxpy {cvxpy.__version__} ({', '.join(cvxpy.installed_solvers())})")
-    for script in scripts:
+    for name in names:
+        script = available[name]
         print(f"\n## {script.stem}", flush=True)
         saved = sys.argv
         sys.argv = [str(script), *args.args]
@@ -188,6 +424,14 @@ def _bench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``mlsvm`` argument parser: one subcommand per command, each with its handler.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Parsing only: names and paths are checked by the handlers, before any heavy import.
+    """
+    models = ", ".join(_estimator_names())
     parser = argparse.ArgumentParser(
         prog="mlsvm", description="Reference multiclass and multilabel SVMs: verification, fitting, reproduction.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -202,34 +446,35 @@ def build_parser() -> argparse.ArgumentParser:
     scope.add_argument("--quick", action="store_true", help="the small problem set (the default; under a minute)")
     scope.add_argument("--full", action="store_true", help="the larger problem set and more kernels")
     verify.add_argument("--model", action="append", metavar="NAME",
-                        help="only this model (repeatable): binary_svm, rank_svm, ovn, sparse_mm, mlodm, matrix_svm")
-    verify.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+                        help=f"only this model (repeatable; rank-svm = rank_svm): {', '.join(_check_model_names())}")
+    verify.add_argument("--json", action="store_true",
+                        help="print the results (or with --list the checks) as strict JSON (NaN → null)")
     verify.add_argument("--list", action="store_true", help="list the checks without running them")
     verify.set_defaults(handler=_verify)
 
-    data_help = ("data file: .arff (MULAN, dense or sparse rows; needs --labels), .npz (arrays X, Y; or one "
-                 "scipy.sparse.save_npz matrix [X | Y] with --labels) or .csv (last --labels columns)")
     fit = commands.add_parser("fit", help="train a model on a data file, print its certificate and metrics, save it",
                               description="Train MODEL on --train, print the fit report (objectives, gap, KKT) "
                                           "and every metric on the training (and --test) data; --out saves it "
-                                          "(plain arrays + JSON, no pickle).")
-    fit.add_argument("model", help="RankSVM, OvNSVM, SMSVM, SM3L, MLODM or MatrixSVM")
-    fit.add_argument("--train", required=True, help=data_help)
+                                          "(plain arrays + JSON, no pickle). Every path is checked before training.")
+    fit.add_argument("model", metavar="MODEL", help=f"one of {models}")
+    fit.add_argument("--train", required=True, help=DATA_HELP)
     fit.add_argument("--test", help="optional test file, same format")
-    fit.add_argument("--labels", type=int, help="number of labels (the last columns/attributes)")
-    fit.add_argument("--param", action="append", metavar="NAME=VALUE", help="a hyperparameter (repeatable), e.g. C=1 kernel=rbf")
-    fit.add_argument("--out", help="where to save the fitted model (.npz)")
+    fit.add_argument("--labels", type=_positive_int(1), help="number of labels (the last columns/attributes)")
+    fit.add_argument("--param", action="extend", nargs="+", metavar="NAME=VALUE", help=PARAM_HELP)
+    fit.add_argument("--out", help="where to save the fitted model (.npz; written whole or not at all)")
     fit.set_defaults(handler=_fit)
 
     evaluate = commands.add_parser("evaluate", help="metrics of a saved model on a file, or k-fold CV of a model",
                                    description="With --saved: every metric of a saved model on DATA. With --model: "
-                                               "k-fold cross-validation (shuffled KFold) of a fresh model on DATA.")
-    evaluate.add_argument("data", help=data_help)
-    evaluate.add_argument("--labels", type=int, help="number of labels (the last columns/attributes)")
-    evaluate.add_argument("--saved", help="a model file written by 'mlsvm fit --out'")
-    evaluate.add_argument("--model", help="model name for cross-validation")
-    evaluate.add_argument("--param", action="append", metavar="NAME=VALUE", help="a hyperparameter (repeatable)")
-    evaluate.add_argument("--cv", type=int, default=5, help="number of folds (default 5)")
+                                               "k-fold cross-validation (shuffled KFold; StratifiedKFold for class "
+                                               "labels) of a fresh model on DATA.")
+    evaluate.add_argument("data", metavar="DATA", help=DATA_HELP)
+    evaluate.add_argument("--labels", type=_positive_int(1), help="number of labels (the last columns/attributes)")
+    source = evaluate.add_mutually_exclusive_group()
+    source.add_argument("--saved", help="a model file written by 'mlsvm fit --out'")
+    source.add_argument("--model", help=f"model for cross-validation: {models}")
+    evaluate.add_argument("--param", action="extend", nargs="+", metavar="NAME=VALUE", help=PARAM_HELP)
+    evaluate.add_argument("--cv", type=_positive_int(2), default=5, help="number of folds (default 5)")
     evaluate.add_argument("--seed", type=int, default=0, help="shuffling seed of the folds (default 0)")
     evaluate.set_defaults(handler=_evaluate)
 
@@ -238,20 +483,25 @@ def build_parser() -> argparse.ArgumentParser:
                                                 "(emotions, yeast; scikit-learn's iris/wine) with the paper's protocol, "
                                                 "and write reproduce-PAPER.md: our number, the paper's, the difference "
                                                 "and every setting used (including those the paper leaves out).")
-    reproduce.add_argument("paper", choices=["rank-svm", "ovn", "sparse-mm", "mlodm", "matrix-svm", "all"])
+    reproduce.add_argument("paper", metavar="PAPER", help=f"one of {', '.join(PAPERS)} or all (rank_svm = rank-svm)")
     reproduce.add_argument("--full", action="store_true", help="the paper's full protocol (default: the quick one)")
-    reproduce.add_argument("--out-dir", default=".", help="directory for the report (default: current)")
+    reproduce.add_argument("--out-dir", default=".", help="directory for the report (default: current; created)")
     reproduce.set_defaults(handler=_reproduce)
 
     bench = commands.add_parser("bench", help="run the ratio benchmarks of benchmarks/ with a machine/version header",
                                 description="Run benchmarks/bench_NAME.py (all, or the NAMEs given) one after another. "
                                             "Each prints timings measured side by side in one run and their ratios "
                                             "(hand solver vs CVXPY backends vs scikit-learn). Run by hand, not in CI.")
-    bench.add_argument("name", nargs="*", help="benchmark names, e.g. rank_svm matrix_svm (default: all)")
+    bench.add_argument("name", nargs="*", help="benchmark names, e.g. rank_svm matrix-svm (default: all)")
     bench.add_argument("--dir", help="the benchmarks folder (default: ./benchmarks or the checkout's)")
     bench.add_argument("--args", nargs=argparse.REMAINDER, default=[], help="arguments passed on to each script")
     bench.set_defaults(handler=_bench)
     return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line on stderr, without the source line of the library that raised them."""
+    print(f"mlsvm: {category.__name__}: {message}", file=sys.stderr if file is None else file)
 
 
 def main(argv=None) -> int:
@@ -265,14 +515,33 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        The exit status: 0 on success, 1 when a check fails, 2 on bad input.
+        The exit status: 0 on success, 1 when a check fails (or an unexpected error), 2 on bad
+        input, 130 when interrupted (Ctrl-C).
     """
-    args = build_parser().parse_args(argv)
+    command = "mlsvm"
+    shown = warnings.showwarning
     try:
+        args = build_parser().parse_args(argv)
+        command = f"mlsvm {args.command}"
+        warnings.showwarning = _show_warning
         return args.handler(args)
-    except (ValueError, FileNotFoundError, TypeError) as exc:   # bad input or file: a message, not a traceback
-        print(f"mlsvm {args.command}: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:   # e.g. `mlsvm verify | head`: the reader left; nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # no second error at exit
+        return 1
+    except (UsageError, ValueError, TypeError, OSError) as exc:   # bad input or file: a message, not a traceback
+        print(f"{command}: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - an unexpected failure is still one line (traceback on request)
+        if os.environ.get("MLSVM_TRACEBACK"):
+            raise
+        print(f"{command}: unexpected error: {type(exc).__name__}: {exc} (set MLSVM_TRACEBACK=1 to see the "
+              "traceback; please report it)", file=sys.stderr)
+        return 1
+    finally:
+        warnings.showwarning = shown   # main() called in-process leaves the caller's warnings as they were
 
 
 if __name__ == "__main__":  # pragma: no cover

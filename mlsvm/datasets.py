@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -127,6 +128,7 @@ def load_arff(path, n_labels: int, *, sparse: bool | None = None) -> MultilabelD
         raise ArffError(f"{path}: no @data section")
     if n_labels >= len(names):
         raise ArffError(f"{path}: n_labels={n_labels} but the file has only {len(names)} attributes")
+    _check_label_block(path, names, kinds, n_labels)
     for name, kind in zip(names[-n_labels:], kinds[-n_labels:]):
         if kind.replace(" ", "") not in ("{0,1}", "{1,0}") and kind.lower() not in ("numeric", "integer", "real"):
             raise ArffError(f"{path}: label attribute {name!r} is declared {kind!r}; expected {{0,1}}")
@@ -254,6 +256,25 @@ def _parse_row(line: str, width: int, path: Path, number: int) -> np.ndarray:
 def _value(text: str) -> float:
     text = text.strip().strip("'\"")
     return np.nan if text == "?" else float(text)
+
+
+def _check_label_block(path: Path, names: list, kinds: list, n_labels: int) -> None:
+    """Warn when the file's declarations place the labels elsewhere than ``n_labels`` says.
+
+    MULAN declares labels ``{0,1}``. When the run of ``{0,1}`` attributes that ends the file is
+    longer than ``n_labels`` and follows a non-{0,1} attribute (yeast: 103 numeric features, then
+    14 labels), ``n_labels`` would read the first attributes of that run, labels by their
+    declaration, as features: a warning names them. It is not an error: binary features may end a
+    feature block. A file that is {0,1} throughout (bibtex: binary features) says nothing either way.
+    """
+    binary = [kind.replace(" ", "") in ("{0,1}", "{1,0}") for kind in kinds]
+    run = next((i for i, is_binary in enumerate(reversed(binary)) if not is_binary), len(binary))
+    if n_labels < run < len(binary):
+        as_features = names[-run:-n_labels]
+        shown = ", ".join(repr(name) for name in as_features[:5]) + (", ..." if len(as_features) > 5 else "")
+        warnings.warn(f"{path}: the last {run} attributes are declared {{0,1}} after non-binary features, but "
+                      f"n_labels={n_labels}: {len(as_features)} of them ({shown}) are read as features. "
+                      f"If they are labels, pass n_labels={run}.", UserWarning, stacklevel=3)
 
 
 def find_datasets_dir() -> Path | None:

@@ -7,6 +7,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlsvm.data import ranking_pairs
 from mlsvm.datasets import make_multilabel
@@ -147,3 +148,28 @@ def test_large_C_approaches_the_hard_band():
         previous = value
     # the bound is not vacuous: at C = 1000 it pins the soft optimum to the hard one within it
     assert bound < hard_value
+
+
+@settings(max_examples=60)
+@given(st.floats(-1e6, 1e6, allow_nan=False), st.integers(0, 60), st.integers(1, 12))
+def test_margin_statistics_of_degenerate_margins(value, ulps, n_pairs):
+    """All margins equal up to a few ulps (numpy: "Too many bins for data range"): every margin is
+    still counted, in bins of finite width, and the mean and variance are the data's."""
+    margins = value + np.arange(n_pairs) % 2 * ulps * np.spacing(value)
+    stats = mlodm.margin_statistics(margins)
+    assert stats["counts"].sum() == n_pairs == stats["n_pairs"]
+    assert np.all(np.diff(stats["edges"]) > 0)
+    assert stats["edges"][0] <= margins.min() and margins.max() <= stats["edges"][-1]
+    assert stats["mean"] == pytest.approx(np.mean(margins), rel=1e-15, abs=1e-300)
+    assert stats["variance"] == np.var(margins)
+
+
+def test_mlodm_fits_two_points_with_equal_margins():
+    """The symmetric two-point problem has both pair margins equal up to round-off; the fit used to
+    raise from the margin histogram after the solve."""
+    from mlsvm import MLODM
+
+    X = make_multilabel(n_samples=40, n_features=5, n_labels=4, random_state=0).X[:2]
+    model = MLODM().fit(X, [[1, 0], [0, 1]])
+    assert model.fit_report_.converged
+    assert model.margin_stats_["counts"].sum() == model.margin_stats_["n_pairs"] == 2

@@ -400,3 +400,30 @@ def test_linear_kernel_basis_stops_at_the_rank_and_equals_the_full_model():
     full = SM3L(0.5, kernel="linear", solver="cvxpy").fit(data.X, data.Y)
     assert est.n_basis_ == 3 and "no eligible candidate" in est.fit_report_.stop_rule
     assert relative_difference(est.fit_report_.primal_objective, full.fit_report_.primal_objective) <= EXACT.objective
+
+
+@pytest.mark.parametrize("scale", [0.1, 0.3, 0.7, 1.9, 2.6, 0.5864037618298334])
+def test_exact_line_search_with_the_root_on_a_breakpoint(scale):
+    """The root on a kink: φ' is ±round-off on both sides and the active set flips at the root, so
+    neither exactness test fires; the bracket collapses to one float and that is the answer (it
+    used to bisect in place for 60 steps and then crash in the fallback on a scalar problem)."""
+    rng = np.random.default_rng(3)
+    e = rng.standard_normal(40)
+    e[0] = 1.0
+    u = -np.abs(rng.standard_normal(40)) - 3.0 * np.abs(e) * (1 + scale) - 1.0   # inactive on [0, 2·scale] ...
+    u[0] = -scale                                                 # ... except one kink exactly at `scale`
+    a = 1e-4
+    b = -a * scale   # φ'(scale) = a·scale + b + 0 = 0: the minimiser is the breakpoint itself
+    t = minimize_piecewise_quadratic(a, b, u, e, 1.0)
+    assert isinstance(t, float)
+    assert t == pytest.approx(sorted_root(a, b, u, e, 1.0), rel=1e-12)
+    assert t == pytest.approx(scale, rel=1e-9)
+
+
+def test_sm3l_tiny_lambda_fits_where_a_line_search_root_sits_on_a_breakpoint():
+    """SM3L(lam=1e-8) on this seeded problem met a line search whose root is a breakpoint (11 of 40
+    seeds raised "Calling nonzero on 0d arrays"); now every seed converges with its certificate."""
+    data = make_multilabel(n_samples=40, n_features=5, n_labels=4, random_state=0)
+    for seed in range(0, 40, 4):
+        report = SM3L(lam=1e-8, random_state=seed).fit(data.X, data.Y).fit_report_
+        assert report.converged and report.relative_gap <= 1e-12 and report.max_kkt <= 1e-8

@@ -441,6 +441,10 @@ def solution_from_cvxpy(problem: MLODMProblem, cvx, variables) -> tuple[dict, di
 def margin_statistics(margins: np.ndarray, bins: int = 20, value_range=None) -> dict:
     """Mean, variance and histogram (counts, edges) of label-pair margins (paper §6.4, Fig. 2).
 
+    Degenerate margins (one pair, or all equal up to round-off: a symmetric problem) span a few
+    ulps, which numpy cannot cut into ``bins`` finite bins; they get numpy's range for constant
+    data, the value ± ½ (± half its magnitude when that is larger), so every margin is counted.
+
     Parameters
     ----------
     margins : ndarray
@@ -450,6 +454,13 @@ def margin_statistics(margins: np.ndarray, bins: int = 20, value_range=None) -> 
     value_range : tuple or None
         ``(low, high)`` of the histogram (None: the range of the margins).
     """
+    margins = np.asarray(margins, dtype=np.float64)
+    if value_range is None and margins.size:
+        low, high = float(margins.min()), float(margins.max())
+        if high - low <= 4 * bins * np.finfo(np.float64).eps * max(1.0, abs(low), abs(high)):
+            centre = 0.5 * (low + high)
+            half = 0.5 * max(1.0, abs(centre))
+            value_range = (centre - half, centre + half)
     counts, edges = np.histogram(margins, bins=bins, range=value_range)
     return {"mean": float(np.mean(margins)), "variance": float(np.var(margins)),
             "counts": counts, "edges": edges, "n_pairs": int(margins.size)}

@@ -19,8 +19,10 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
     and nondecreasing. Newton on φ' from t = 0, with the active set at t, safeguarded by
     bisection on the bracket [lo, hi] of the root (``a = 0`` is allowed only with ``e = 0``, a null
     direction: then t = 0); a step whose end point has the same active set
-    is the exact root of that piece, so the result is exact (finitely many pieces). Problems not
-    settled in 60 steps fall back to :func:`sorted_root` (a safeguard).
+    is the exact root of that piece, so the result is exact (finitely many pieces). A root on a
+    breakpoint can leave φ' at ±round-off on both sides, so neither test fires: once the bracket
+    holds no float strictly inside it, t is the root to one ulp and the problem is settled. Problems
+    not settled in 60 steps fall back to :func:`sorted_root` (a safeguard), scalar ones included.
 
     Parameters
     ----------
@@ -48,6 +50,7 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
         lo = np.where(derivative < 0, t, lo)
         hi = np.where(derivative > 0, t, hi)
         done |= (derivative == 0) | (slope <= 0)  # slope 0: a zero direction, t = 0 is as good as any
+        done |= np.nextafter(lo, hi) >= hi          # collapsed bracket: the root is t, to one ulp
         step = t - derivative / np.where(slope > 0, slope, 1.0)
         outside = ~((step > lo) & (step < hi))
         with np.errstate(invalid="ignore"):  # −inf + inf where the bracket is still open: unused
@@ -57,9 +60,10 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
         done |= same
         if np.all(done):
             return t if t.ndim else float(t)
-    for index in zip(*np.nonzero(~done)):
-        t[index] = sorted_root(float(a[index] if a.ndim else a), float(b[index] if b.ndim else b),
-                               u[index], e[index], weight)
+    a, b = np.broadcast_to(a, t.shape), np.broadcast_to(b, t.shape)
+    for index in np.argwhere(~done):   # argwhere also indexes a 0-d (scalar) problem, by ()
+        index = tuple(index)
+        t[index] = sorted_root(float(a[index]), float(b[index]), u[index], e[index], weight)
     return t if t.ndim else float(t)
 
 
