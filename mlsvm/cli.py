@@ -92,6 +92,15 @@ def _input_file(path: str, what: str) -> Path:
     return path
 
 
+def _input_dir(path: str, what: str) -> Path:
+    if path == "":
+        raise UsageError(f"{what} is empty: give a directory")
+    folder = Path(path)
+    if not folder.is_dir():
+        raise UsageError(f"{what} {folder} is not an existing directory")
+    return folder
+
+
 def _data_file(path: str, labels: int | None, what: str) -> Path:
     path = _input_file(path, what)
     suffix = path.suffix.lower()
@@ -423,6 +432,56 @@ def _bench(args) -> int:
     return 0
 
 
+def _export_reference(args) -> int:
+    directory = _input_dir(args.directory, "DIR") if args.check else _output_dir(args.directory, "DIR")
+    from mlsvm.testing.reference_suite import check_reference, default_cases, export_reference
+
+    if args.check:
+        problems = check_reference(directory)
+        for problem in problems:
+            print(f"FAIL {problem}")
+        n_cases = len(list(Path(directory).glob("*/case.json")))
+        print(f"{n_cases} cases checked, {len(problems)} problems")
+        return 1 if problems else 0
+    cases = default_cases()
+    for record in export_reference(directory, cases):
+        print(f"{record['case']:40s} objective {record['primal_objective']:.12g}  gap {_format(record['relative_gap'])}"
+              f"  max KKT {_format(max(record['kkt'].values()))}", flush=True)
+    print(f"{len(cases)} certified cases written to {directory}")
+    return 0
+
+
+def _load_solution(path: Path) -> dict:
+    """A solution file: ``.npz`` (one array per name), or ``.json`` (a dict of nested lists)."""
+    import numpy as np
+
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as archive:
+            return {key: archive[key] for key in archive.files}
+    if path.suffix == ".json":
+        document = json.loads(path.read_text())
+        if not isinstance(document, dict):
+            raise UsageError(f"--solution {path}: expected a JSON object mapping names to arrays")
+        return {key: np.asarray(value, dtype=float) for key, value in document.items()}
+    raise UsageError(f"--solution {path}: expected a .npz or .json file (got {path.suffix or 'no suffix'})")
+
+
+def _certify(args) -> int:
+    case = _input_dir(args.case, "CASE")
+    solution_path = _input_file(args.solution, "--solution")
+    from mlsvm.testing import certify
+    from mlsvm.testing.reference_suite import load_case
+
+    record, X, Y, _ = load_case(case)
+    certificate = certify(record["model"], X, Y, _load_solution(solution_path), rtol=args.rtol,
+                          **record["hyperparameters"])
+    if args.json:
+        _json(certificate.as_dict())
+    else:
+        print(certificate)
+    return 0 if certificate.passed else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``mlsvm`` argument parser: one subcommand per command, each with its handler.
 
@@ -496,6 +555,25 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dir", help="the benchmarks folder (default: ./benchmarks or the checkout's)")
     bench.add_argument("--args", nargs=argparse.REMAINDER, default=[], help="arguments passed on to each script")
     bench.set_defaults(handler=_bench)
+
+    export = commands.add_parser("export-reference", help="write (or --check) the certified reference suite",
+                                 description="Write certified instances of every model as .npy arrays plus a "
+                                             "case.json each (schema: docs/testing.md), readable without mlsvm; "
+                                             "each case agrees on three solvers to 1e-8. --check re-certifies.")
+    export.add_argument("directory", metavar="DIR", help="folder to write the cases into (created)")
+    export.add_argument("--check", action="store_true", help="re-certify the cases in DIR instead of writing")
+    export.set_defaults(handler=_export_reference)
+
+    certify = commands.add_parser("certify", help="grade a solution of a reference case (exit 1 when it fails)",
+                                  description="Grade FILE's solution of the reference case CASE (a folder written by "
+                                              "export-reference) against mlsvm's exact optimum: suboptimality bound, "
+                                              "KKT residuals, feasibility (docs/testing.md).")
+    certify.add_argument("case", metavar="CASE", help="a case folder of the reference suite")
+    certify.add_argument("--solution", required=True, metavar="FILE",
+                         help="the solution: .npz (one array per name) or .json ({name: nested lists})")
+    certify.add_argument("--rtol", type=float, default=1e-6, help="the verdict's tolerance (default 1e-6)")
+    certify.add_argument("--json", action="store_true", help="the certificate as strict JSON")
+    certify.set_defaults(handler=_certify)
     return parser
 
 
@@ -505,7 +583,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv=None) -> int:
-    """Run the ``mlsvm`` command (``verify``, ``fit``, ``evaluate``, ``reproduce``, ``bench``).
+    """Run the ``mlsvm`` command (``verify``, ``fit``, ``evaluate``, ``reproduce``, ``bench``,
+    ``export-reference``, ``certify``).
 
     Parameters
     ----------
