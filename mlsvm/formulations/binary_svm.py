@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from mlsvm.formulations.evaluation import qp_residuals
 from mlsvm.kernels import gram_factor
 
 __all__ = ["LOSSES", "BIASES", "BinarySVMProblem", "primal_problem", "dual_problem",
@@ -225,8 +226,6 @@ def kkt_residuals(problem: BinarySVMProblem, alpha: np.ndarray, b: float) -> dic
     ``z_box = −(Pα + q + Aᵀb)``, so a wrong sign or an active bound violated shows up as
     complementarity."""
     qp = dual_qp(problem)
-    from mlsvm.formulations.evaluation import qp_residuals
-
     gradient = qp["P"] @ alpha + qp["q"]
     y_eq = None
     if problem.bias == "free":
