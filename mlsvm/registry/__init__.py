@@ -87,6 +87,8 @@ class ModelSpec:
         What ``"fast"`` resolves to, in words.
     check_options : callable or None
         Rejects an invalid solver option whichever solver runs.
+    dual_names : tuple of str
+        The keys of a solution dict that are dual variables (the rest are primal).
     """
 
     name: str
