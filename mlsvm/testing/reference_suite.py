@@ -30,7 +30,7 @@ import mlsvm
 from mlsvm import registry
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations.evaluation import relative_difference
-from mlsvm.solvers.cvxpy_tools import solve
+from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve_first_optimal
 from mlsvm.testing import REFERENCE_TOL, certify, estimator_class
 
 __all__ = ["SCHEMA_VERSION", "AGREEMENT", "ReferenceCase", "default_cases", "export_reference",
@@ -39,8 +39,10 @@ __all__ = ["SCHEMA_VERSION", "AGREEMENT", "ReferenceCase", "default_cases", "exp
 SCHEMA_VERSION = 1
 #: our exact solver and the two CVXPY backends must agree to this (relative) before a case is written
 AGREEMENT = 1e-8
-#: the CVXPY backends that confirm each case: the primal on one, the dual on the other
-BACKENDS = ("CLARABEL", "OSQP")
+#: the CVXPY backends that confirm each case, in order of preference: the primal on the first that
+#: answers "optimal", the dual on the first *other* one (OSQP takes QPs only, ECOS cones too)
+PRIMAL_BACKENDS = ("CLARABEL", "ECOS")
+DUAL_BACKENDS = ("OSQP", "ECOS", "CLARABEL", "SCS")
 
 
 @dataclass(frozen=True)
@@ -103,10 +105,11 @@ def default_cases() -> list[ReferenceCase]:
 
 
 def _cvxpy_values(spec, problem) -> dict:
-    """The optimal value from the CVXPY primal on one backend and the dual on the other."""
-    primal = solve(spec.formulation.cvxpy_primal(problem)[0], BACKENDS[0])
-    dual = -solve(spec.formulation.cvxpy_dual(problem)[0], BACKENDS[1])
-    return {f"cvxpy primal ({BACKENDS[0]})": primal, f"cvxpy dual ({BACKENDS[1]})": dual}
+    """The optimal value from the CVXPY primal on one backend and the dual on another."""
+    _, primal, first = solve_first_optimal(lambda: spec.formulation.cvxpy_primal(problem), PRIMAL_BACKENDS)
+    others = tuple(backend for backend in DUAL_BACKENDS if backend != first)
+    _, dual, second = solve_first_optimal(lambda: spec.formulation.cvxpy_dual(problem), others)
+    return {f"cvxpy primal ({first})": primal, f"cvxpy dual ({second})": -dual}
 
 
 def _problem_parameters(spec, estimator) -> dict:
@@ -186,8 +189,10 @@ def export_case(case: ReferenceCase, directory: Path) -> dict:
     return record
 
 
-def export_reference(directory, cases: list[ReferenceCase] | None = None) -> list[dict]:
-    """Write every case (default: :func:`default_cases`) under ``directory``.
+def export_reference(directory, cases: list[ReferenceCase] | None = None, skipped: list | None = None) -> list[dict]:
+    """Write every case (default: :func:`default_cases`) under ``directory``; a case that cannot be
+    certified (no agreement, no optimal backend) is not written and is appended, with the reason,
+    to ``skipped`` when given, else raised.
 
     Parameters
     ----------
@@ -195,10 +200,20 @@ def export_reference(directory, cases: list[ReferenceCase] | None = None) -> lis
         Output directory.
     cases : list of ReferenceCase or None
         The cases (default: :func:`default_cases`).
+    skipped : list or None
+        Receives ``(case name, reason)`` for every case not certified; None: such a case raises.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    return [export_case(case, directory) for case in (default_cases() if cases is None else cases)]
+    records = []
+    for case in default_cases() if cases is None else cases:
+        try:
+            records.append(export_case(case, directory))
+        except (GroundTruthError, RuntimeError, ConvergenceWarning) as exc:
+            if skipped is None:
+                raise
+            skipped.append((case.name, f"{type(exc).__name__}: {exc}"))
+    return records
 
 
 def load_case(folder) -> tuple[dict, np.ndarray, np.ndarray, dict]:
