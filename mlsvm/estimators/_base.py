@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from mlsvm import registry
+from mlsvm.estimators._docs import fill
 from mlsvm.data import LabelTarget, check_class_vector, check_X, check_X_Y, check_scalar
 from mlsvm.formulations.evaluation import Evaluation
 from mlsvm.kernels import check_gram, make_kernel
@@ -59,6 +60,12 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
     _solvers: tuple[str, ...] = ("fast", "cvxpy")
     #: True for multiclass-only models (1-D y; no multilabel indicator)
     _single_output: bool = False
+
+    def __init_subclass__(cls, **kwargs):
+        """Fill the shared parameter entries (``%(kernel)s`` …) of the subclass's docstring."""
+        super().__init_subclass__(**kwargs)
+        if cls.__doc__ and "%(" in cls.__doc__ and cls._registry_model:
+            cls.__doc__ = fill(cls.__doc__, cls._registry_model)
 
     # ---- to implement -------------------------------------------------------------------
     def _problem(self, gram: np.ndarray, Y: np.ndarray):  # pragma: no cover - abstract

@@ -47,26 +47,12 @@ class MatrixSVM(KernelMultilabelEstimator):
         Label-correlation matrix A of the MLRL extension (eq. 10); None means the identity.
     loss : {"hinge", "squared"}
         Hinge loss (eq. 1) or least squares (eq. 12).
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
-        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
-    gamma : float or "scale"
-        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
-    degree : int
-        Degree of the poly kernel.
-    coef0 : float
-        Constant of the poly kernel.
-    solver : {"fast", "ipm", "apg", "agd", "cvxpy"}
-        ``"fast"`` picks the closed form, the interior point or APG (see the module docstring);
-        ``"agd"`` is Alg. 1 as printed.
-    tol : float
-        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
-        documentation page for which quantity).
-    max_iter : int
-        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
-    random_state : int, Generator or None
-        Seed of the randomised parts of the solver (sweep order, candidate sets).
-    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
-        Backend of ``solver="cvxpy"``.
+    %(kernel)s
+    %(solver)s
+    %(tol)s
+    %(max_iter)s
+    %(random_state)s
+    %(cvxpy_solver)s
     """
 
     _registry_model = "matrix_svm"

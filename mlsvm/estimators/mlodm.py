@@ -30,19 +30,18 @@ class MLODM(KernelMultilabelEstimator):
         Half-width of the insensitive band ``[1 − θ, 1 + θ]`` around the target pair margin 1.
     mu : float in (0, 1]
         Relative weight of violations above the band.
-    kernel, gamma, degree, coef0 : kernel of :func:`mlsvm.kernels.make_kernel`.
-    solver : a solver of :mod:`mlsvm.registry.mlodm`: ``"fast"`` (the default: ``"newton"`` for the
-        linear kernel, a primal Newton method in W; else ``"bcd-polish"``, BCD with the exact block
-        solver plus a whole-dual active-set polishing step), ``"dcd"`` (linear kernel), ``"bcd"``
-        (paper Alg. 1 with ``subproblem``) or ``"cvxpy"`` (the dual eq. 18 solved by
-        ``cvxpy_solver``). ``fit_report_.solver`` names the one that ran.
-    subproblem : ``"exact"`` (active set) or ``"m3"`` (paper Alg. 2), for ``solver="bcd"``.
-    tol : stopping tolerance of BCD (relative duality gap and scaled natural residual).
-    max_iter : maximal number of BCD sweeps.
-    random_state : seed of the sweep order.
-    shrinking : skip blocks that are already optimal (§5.2).
-    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
-        Backend of ``solver="cvxpy"``.
+    %(kernel)s
+    %(solver)s
+    subproblem : {"exact", "m3"}
+        Block sub-solver of ``solver="bcd"``: the exact active set, or paper Alg. 2.
+    %(tol)s
+    max_iter : int
+        Budget of BCD sweeps (Newton iterations for ``"newton"``, passes for ``"dcd"``); reaching
+        it raises a ``ConvergenceWarning`` quoting the values reached.
+    %(random_state)s
+    shrinking : bool
+        Skip blocks that are already optimal (§5.2).
+    %(cvxpy_solver)s
 
     Attributes
     ----------

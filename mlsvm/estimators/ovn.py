@@ -56,27 +56,14 @@ class OvNSVM(KernelMultilabelEstimator):
         Hard b (``Σ_k b_k = 0``) or soft b (``+ γ_b (Σ_k b_k)²``).
     gamma_b : float
         Weight γ_b > 0 of the soft-b penalty ``γ_b (Σ_k b_k)²``.
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
-        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
-    gamma : float or "scale"
-        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
-    degree : int
-        Degree of the poly kernel.
-    coef0 : float
-        Constant of the poly kernel.
-    solver : {"fast", "mm", "cvxpy"}
-        Interior point on the derived dual, the paper's MM (Alg. 1), or the CVXPY ground truth.
-    tol : float
-        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
-        documentation page for which quantity).
-    max_iter : int
-        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
-    random_state : int, Generator or None
-        Seed of the randomised parts of the solver (sweep order, candidate sets).
+    %(kernel)s
+    %(solver)s
+    %(tol)s
+    %(max_iter)s
+    %(random_state)s
     epsilon : float
         Floor ε > 0 of the MM majorizer ``z = max(|1 − u|, ε)``.
-    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
-        Backend of ``solver="cvxpy"``.
+    %(cvxpy_solver)s
     """
 
     _registry_model = "ovn"

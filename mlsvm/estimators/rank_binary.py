@@ -133,40 +133,26 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     ``codes`` (c, q) {0,1}: only those label sets are allowed and the prediction is the code chosen
     by ``decoding`` (``"ahl"`` eq. (5), ``"clipped"`` eq. (6), ``"hamming"``; see :func:`decode`).
     A 1-D class vector ``y`` (multiclass) is one-hot coded and predicted by the argmax (codes unused).
-    ``solver``: a solver of :mod:`mlsvm.registry.rank_binary`: ``"cvxpy"``, the CVXPY primal on
-    ``cvxpy_solver`` (default ECOS: Clarabel ends about 1 in 10 small instances of this SOCP
-    "optimal_inaccurate", ECOS none of 30), multipliers from its constraints; ``"fast"`` (default)
-    resolves to it. ``fit_report_.solver`` names the one that ran.
-    The hand-written alternating dual solver (:mod:`mlsvm.solvers.rank_binary_alternating`) is NOT
-    accepted here: it is experimental and not exact when a label's optimal ``λ_k`` is 0 (see its
-    module and docs/rank_binary.md); call it directly and read its certified gap.
+    The paper's alternating dual solver (:mod:`mlsvm.solvers.rank_binary_alternating`) is not a
+    ``solver`` here: it is not exact when a label's optimal ``λ_k`` is 0 (see its module and
+    docs/rank_binary.md); call it directly and read its certified gap.
 
     Parameters
     ----------
     C : float
         Loss weight C > 0 of Problem 3 (the loss is ``(C/Q) Σ ξ``).
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
-        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
-    gamma : float or "scale"
-        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
-    degree : int
-        Degree of the poly kernel.
-    coef0 : float
-        Constant of the poly kernel.
+    %(kernel)s
     codes : array of shape (c, q) or None
         Allowed label codes (rows in {0, 1}); None decodes each label by its sign.
     decoding : {"ahl", "clipped", "hamming"}
         Decoding rule: eq. (5), eq. (6) or the nearest code to the signs.
-    solver : {"fast", "cvxpy"}
-        ``"fast"`` tries ECOS, Clarabel, SCS until one is optimal; ``"cvxpy"`` uses ``cvxpy_solver``.
-    tol : float
-        Accepted for API uniformity; the CVXPY backends run at their tight settings.
+    %(solver)s
+    %(tol)s
     max_iter : int
-        Accepted for API uniformity (CVXPY backends).
-    random_state : None
-        Accepted for API uniformity (no randomness).
-    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
-        Backend of ``solver="cvxpy"``.
+        Iteration budget of the hand-written solver (water-filling root steps); CVXPY runs its
+        backends at their own tight settings.
+    %(random_state)s
+    %(cvxpy_solver)s
     """
 
     _registry_model = "rank_binary"
@@ -212,24 +198,14 @@ class CategoricalRegressionSVM(BinaryApproachSVM):
     ----------
     C : float
         Loss weight C > 0 of Problem 3 (the loss is ``(C/Q) Σ ξ``).
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
-        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
-    gamma : float or "scale"
-        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
-    degree : int
-        Degree of the poly kernel.
-    coef0 : float
-        Constant of the poly kernel.
-    solver : {"fast", "cvxpy"}
-        ``"fast"`` tries ECOS, Clarabel, SCS until one is optimal; ``"cvxpy"`` uses ``cvxpy_solver``.
-    tol : float
-        Accepted for API uniformity; the CVXPY backends run at their tight settings.
+    %(kernel)s
+    %(solver)s
+    %(tol)s
     max_iter : int
-        Accepted for API uniformity (CVXPY backends).
-    random_state : None
-        Accepted for API uniformity (no randomness).
-    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
-        Backend of ``solver="cvxpy"``.
+        Iteration budget of the hand-written solver (water-filling root steps); CVXPY runs its
+        backends at their own tight settings.
+    %(random_state)s
+    %(cvxpy_solver)s
     """
 
     _single_output = True

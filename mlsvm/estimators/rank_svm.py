@@ -24,23 +24,16 @@ class RankSVM(KernelMultilabelEstimator):
     ----------
     C : float > 0
         Weight of the pair losses: ``½ Σ‖w_k‖² + C Σ_i 1/(|Y_i||Ȳ_i|) Σ ξ_ikl``.
-    kernel, gamma, degree, coef0 : kernel of :func:`mlsvm.kernels.make_kernel`.
-    solver : a solver of :mod:`mlsvm.registry.rank_svm`: ``"fast"`` (the default, exact: for the
-        linear kernel ``"ipm"`` when ``Q(d+1) − 1 ≤ 4000``, else ``"alm"``; other kernels
-        ``"decomposition"``), ``"decomposition"`` (working-set method keeping the Q equalities
-        exactly, any kernel given its Gram matrix), ``"ipm"`` (primal–dual interior point on the primal's Newton system, cost independent of
-        the number of pairs; linear kernel, or any kernel through an eigen-factor of the Gram
-        matrix), ``"alm"`` (proximal augmented Lagrangian + projected Newton–CG, any kernel),
-        ``"frank-wolfe"`` (Fig. 11, stops on its certified gap) or ``"cvxpy"`` (the dual solved by
-        ``cvxpy_solver``). ``fit_report_.solver`` names the one that ran.
-    tol : relative duality gap at which the hand-written solvers stop (for Frank–Wolfe,
-        sublinear, use e.g. 1e-3).
+    %(kernel)s
+    %(solver)s
+    %(tol)s
+        Frank–Wolfe is sublinear: use e.g. 1e-3 with it.
     max_iter : int or None
         Interior-point iterations (``"ipm"``), outer iterations (``"alm"``), working-set iterations
         (``"decomposition"``) or Frank–Wolfe iterations; None (the default): each solver's own
         budget (200, 1000, 20,000, 1000).
-    random_state : unused (every solver is deterministic); kept for the common signature.
-    cvxpy_solver : CVXPY backend of ``solver="cvxpy"``.
+    %(random_state)s
+    %(cvxpy_solver)s
 
     Attributes
     ----------

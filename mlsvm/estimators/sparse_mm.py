@@ -67,28 +67,15 @@ class SMSVM(_SparseMaxMargin):
         Largest basis size ``|J|`` (default ``min(100, n)``).
     kappa : int
         Number of random candidates examined per greedy step (κ).
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
-        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
-    gamma : float or "scale"
-        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
-    degree : int
-        Degree of the poly kernel.
-    coef0 : float
-        Constant of the poly kernel.
-    solver : {"fast", "greedy", "cvxpy"}
-        Algorithm 4 with joint Newton steps, Algorithm 4 as printed, or the CVXPY full model.
-    tol : float
-        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
-        documentation page for which quantity).
-    max_iter : int
-        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
-    random_state : int, Generator or None
-        Seed of the randomised parts of the solver (sweep order, candidate sets).
+    %(kernel)s
+    %(solver)s
+    %(tol)s
+    %(max_iter)s
+    %(random_state)s
     min_rel_decrease : float
         Greedy selection stops when adding a basis vector decreases the objective by less than this
         relative amount.
-    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
-        Backend of ``solver="cvxpy"``.
+    %(cvxpy_solver)s
     """
 
     _model = "smsvm"
@@ -120,28 +107,15 @@ class SM3L(_SparseMaxMargin):
         identity.
     P : array of shape (q, q) or None
         Label-correlation prior with ``R = PᵀP`` (give R or P, not both).
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
-        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
-    gamma : float or "scale"
-        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
-    degree : int
-        Degree of the poly kernel.
-    coef0 : float
-        Constant of the poly kernel.
-    solver : {"fast", "greedy", "cvxpy"}
-        Algorithm 4 with joint Newton steps, Algorithm 4 as printed, or the CVXPY full model.
-    tol : float
-        Stopping tolerance: the bound on the quantity of the solver's stop rule (see the model's
-        documentation page for which quantity).
-    max_iter : int
-        Iteration budget; reaching it raises a ``ConvergenceWarning`` quoting the value reached.
-    random_state : int, Generator or None
-        Seed of the randomised parts of the solver (sweep order, candidate sets).
+    %(kernel)s
+    %(solver)s
+    %(tol)s
+    %(max_iter)s
+    %(random_state)s
     min_rel_decrease : float
         Greedy selection stops when adding a basis vector decreases the objective by less than this
         relative amount.
-    cvxpy_solver : {"CLARABEL", "ECOS", "OSQP"}
-        Backend of ``solver="cvxpy"``.
+    %(cvxpy_solver)s
     """
 
     _model = "sm3l"
