@@ -18,6 +18,8 @@ instead of reaching a solver as ``inf``.
 
 from __future__ import annotations
 
+import textwrap
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,19 +112,24 @@ def _squared_norms(A) -> np.ndarray:
     return np.einsum("ij,ij->i", A, A)
 
 
+#: the numpydoc entries of the kernel parameters, shared by :func:`make_kernel` and every estimator
+KERNEL_PARAMETERS = '''\
+kernel : {"linear", "rbf", "poly", "precomputed"} or callable
+    The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
+gamma : float or "scale"
+    RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
+degree : int
+    Degree of the poly kernel.
+coef0 : float
+    Constant of the poly kernel.'''
+
+
 def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> Kernel:
     """Validate kernel parameters and resolve ``gamma`` on the training data ``X``.
 
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
-        The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
-    gamma : float or "scale"
-        RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
-    degree : int
-        Degree of the poly kernel.
-    coef0 : float
-        Constant of the poly kernel.
+    %(kernel)s
     X : array of shape (n, d) or None
         Training features, needed to resolve ``gamma="scale"``.
     """
@@ -142,6 +149,9 @@ def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> 
     else:
         check_scalar(gamma, "gamma", low=0.0, low_open=True)
     return Kernel(kernel, float(gamma), int(degree), float(coef0))
+
+
+make_kernel.__doc__ = make_kernel.__doc__.replace("    %(kernel)s", textwrap.indent(KERNEL_PARAMETERS, "    "))
 
 
 def _variance(X) -> float:

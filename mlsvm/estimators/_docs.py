@@ -12,20 +12,13 @@ import re
 import textwrap
 
 from mlsvm import registry
+from mlsvm.kernels import KERNEL_PARAMETERS
 from mlsvm.solvers.cvxpy_tools import BACKENDS
 
 __all__ = ["SHARED", "fill", "solver_entry"]
 
 SHARED = {
-    "kernel": '''\
-kernel : {"linear", "rbf", "poly", "precomputed"} or callable
-    The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
-gamma : float or "scale"
-    RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
-degree : int
-    Degree of the poly kernel.
-coef0 : float
-    Constant of the poly kernel.''',
+    "kernel": KERNEL_PARAMETERS,
     "tol": '''\
 tol : float
     Tolerance of the certificate: the fit is ``converged`` when the formulation's recomputed
