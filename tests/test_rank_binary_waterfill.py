@@ -148,6 +148,19 @@ def test_planted_wrong_answer_is_rejected(monkeypatch):
     _honest(problem, result, TOL)
 
 
+def test_a_label_whose_first_solve_fails_is_a_warning_not_a_crash(monkeypatch):
+    """Issue 14 (found by benchmarks/bench_defaults.py on yeast, linear kernel): when the active-set
+    solve failed from LIBSVM's starts before any state was solved, the path-following fallback read
+    the requested C_k as the last solved one and returned with no path (AttributeError later). It
+    must be an inner failure: a ConvergenceWarning and an honestly graded point."""
+    monkeypatch.setattr(waterfill._Label, "_try", lambda self, c: False)
+    problem = _problem(30, 3, "linear", 1.0, 2, "none")
+    with pytest.warns(ConvergenceWarning, match="active-set solve of a label SVM failed"):
+        result = waterfill.solve_rank_binary_waterfill(problem, tol=TOL, max_iter=20)
+    assert not result.converged
+    _honest(problem, result, TOL)
+
+
 def test_trivial_labels_only_and_bad_arguments():
     Y = np.ones((8, 2), dtype=int)
     problem = rb.BinaryApproachProblem(make_kernel("linear")(np.arange(16.0).reshape(8, 2)), Y, 1.0)

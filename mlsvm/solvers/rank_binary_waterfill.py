@@ -88,7 +88,7 @@ class _Label:
     def __init__(self, gram, y, c):
         self.gram, self.y, self.n = gram, y, y.size
         self.status = None   # 0: β = 0, 1: free, 2: β = c
-        self.c = c
+        self.c = None        # the C_k of the last solved state (None until a solve succeeds)
         self.flats = {}      # ‖w‖² value of every flat segment met -> (lo, hi, state)
         # LIBSVM is slow and inaccurate at a large C (x·1e6 with a linear kernel is C·1e12 here):
         # start it at most at START_C and follow the path to c with warm PDAS solves
@@ -205,6 +205,8 @@ class _Label:
             if self._try(c):
                 return
         self.status = warm
+        if self.c is None:   # no solved state to follow the path from
+            raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e} (no warm start)")
         for _ in range(PATH_STEPS):
             target = c
             while abs(np.log(target / self.c)) >= 1e-4 and not self._try(target):
