@@ -4,8 +4,8 @@ and a scene-sized synthetic set, raw and standardised features (issue 14, "defau
 Each fit runs in its own subprocess with ``OMP_NUM_THREADS=1`` and a wall-clock cap, so a hang is
 recorded as a hang and cannot stop the run. For each fit the table gives CPU seconds, peak
 resident memory, the certificate (converged, relative gap, max KKT residual), the warnings the fit
-raised and the training Hamming loss (multilabel estimators) or accuracy (SMSVM and CategoricalRegressionSVM on the argmax
-class). "scene-like" is ``make_multilabel`` at the size of MULAN scene's train split (1211 × 294,
+raised and the training Hamming loss (multilabel estimators) or accuracy (SMSVM and
+CategoricalRegressionSVM, on the argmax class). "scene-like" is ``make_multilabel`` at the size of MULAN scene's train split (1211 × 294,
 6 labels); scene itself is not among the shared datasets.
 
 Run: ``python benchmarks/bench_defaults.py [--cap SECONDS] [--estimators A,B] [--out FILE]``.
