@@ -12,6 +12,18 @@ tested (tests/test_conventions.py) by certifying the other code's answer.
   Rank-SVM's ``½(‖w_0‖² + ‖w_1‖²) + C Σ ξ`` is ``½ · (½‖v‖² + 2C Σ ξ)``: the binary C-SVM on
   ``y_i = +1`` iff label 0 is relevant, with ``C_svm = 2C``, ``v = w_svm``, ``b_0 − b_1 = b_svm``
   (``b_0 + b_1 = 0``), and pair multipliers ``α = α_svm / 2``. :func:`rank_svm_from_svc`.
+* **LIBSVM / SVC, One-vs-None with K = 2, hard w, hard b (paper §3.5):** every instance in exactly
+  one class; ``w_1 = −w_2 = w``, ``b_1 = −b_2 = b`` (the hard constraints), so
+  ``½(‖w_1‖² + ‖w_2‖²) + β Σ ξ = ‖w‖² + β Σ ξ = 2 · (½‖w‖² + (β/2) Σ ξ)``: the binary C-SVM with
+  ``C = β/2``, ``f_1 = f_svm``, ``f_2 = −f_svm``. The dual: ``W = U P`` with the centring matrix
+  ``P`` gives ``w = (u_1 − u_2)/2``, so the membership multipliers are ``λ = 2 α_svm`` (box
+  ``[0, β] = [0, 2C]``) and the common class mass ``ν = Σ_{y=+1} λ``. :func:`ovn_from_svc`.
+* **LIBLINEAR / LinearSVC, SM3L with R = I (or diagonal):** no bias, squared hinge without ½:
+  ``λ/2 Σ_r ‖w_r‖²/R_rr + Σ_i Σ_r max(0, 1 − y_ir f_r)² = Σ_r (λ/R_rr) · (½‖w_r‖² + (R_rr/λ) Σ_i …)``:
+  per label LIBLINEAR's L2-regularized squared-hinge SVM without intercept at ``C_r = R_rr/λ``
+  (``C = 1/λ`` for ``R = I``). A non-diagonal R couples the labels: no per-label solver solves it.
+  The SM3L point is ``{"W": (d, q)}`` on the full basis (the linear kernel), or the coefficients
+  over the training points that give the same scores (:func:`sm3l_from_linear_svc`).
 """
 
 from __future__ import annotations
@@ -19,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["matrix_svm_linear_svc_parameters", "from_linear_svc", "rank_svm_svc_parameters",
-           "rank_svm_from_svc"]
+           "rank_svm_from_svc", "ovn_svc_parameters", "ovn_from_svc", "sm3l_linear_svc_parameters",
+           "sm3l_from_linear_svc"]
 
 
 def matrix_svm_linear_svc_parameters(C: float) -> dict:
@@ -94,3 +107,105 @@ def rank_svm_from_svc(svc, Y) -> dict:
     beta = np.column_stack([signed_alpha / 2.0, -signed_alpha / 2.0])
     b_svm = float(np.ravel(svc.intercept_)[0])
     return {"beta": beta, "b": np.array([b_svm / 2.0, -b_svm / 2.0]), "alpha": np.abs(signed_alpha) / 2.0}
+
+
+def _signed_dual_coef(svc, n_samples: int) -> np.ndarray:
+    """LIBSVM's ``y_i α_i`` over all ``n_samples`` training points (0 off the support)."""
+    signed_alpha = np.zeros(n_samples)
+    signed_alpha[svc.support_] = np.ravel(svc.dual_coef_)
+    return signed_alpha
+
+
+def ovn_svc_parameters(beta: float) -> dict:
+    """The ``SVC`` parameters whose solution is One-vs-None's (K = 2, hard w, hard b) at ``beta``.
+
+    Parameters
+    ----------
+    beta : float
+        OvN's hinge weight β (``SVC`` gets ``C = β/2``).
+    """
+    return dict(C=0.5 * beta)
+
+
+def ovn_from_svc(svc, Y) -> dict:
+    """``{"coef", "b", "Lam", "nu"}`` of One-vs-None (K = 2, ``w_constraint="hard"``,
+    ``b_constraint="hard"``) from an ``SVC`` fitted on ``Y[:, 0]`` (class 1 = member of class 0)
+    with :func:`ovn_svc_parameters`. Every row of ``Y`` must be in exactly one of the two classes.
+    ``coef`` (n, 2) holds ``w_k = Σ_i coef_ik φ(x_i)``: ``coef[:, 0] = −coef[:, 1] = y∘α_svm``;
+    ``b = (b_svm, −b_svm)``; ``Lam`` the membership multipliers ``2 α_svm`` in the column of the
+    instance's class; ``nu`` their common class mass.
+
+    Parameters
+    ----------
+    svc : SVC
+        A ``SVC`` fitted on ``Y[:, 0]`` with ``C = β/2``.
+    Y : array-like of shape (n, 2)
+        The class memberships, exactly one class per row.
+    """
+    Y = np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[1] != 2 or not np.all(Y.sum(axis=1) == 1):
+        raise ValueError("Y must be an (n, 2) indicator with exactly one class per row: One-vs-None with "
+                         "K = 2 is the binary C-SVM only then")
+    if list(svc.classes_) != [0, 1]:
+        raise ValueError(f"svc must be fitted on Y[:, 0] (classes [0, 1]); got classes {list(svc.classes_)}")
+    signed_alpha = _signed_dual_coef(svc, Y.shape[0])
+    b_svm = float(np.ravel(svc.intercept_)[0])
+    Lam = 2.0 * np.abs(signed_alpha)[:, None] * Y
+    return {"coef": np.column_stack([signed_alpha, -signed_alpha]), "b": np.array([b_svm, -b_svm]),
+            "Lam": Lam, "nu": float(Lam[:, 0].sum())}
+
+
+def sm3l_linear_svc_parameters(lam: float, R=None) -> list:
+    """The ``LinearSVC`` parameters, one dict per label, whose solutions are SM3L's at ``lam`` with a
+    diagonal ``R`` (identity by default): ``C_r = R_rr / λ``, squared hinge, no intercept.
+
+    Parameters
+    ----------
+    lam : float
+        SM3L's λ > 0.
+    R : array of shape (q, q), 1-D array of its diagonal, int q, or None
+        SM3L's label-correlation matrix; it must be diagonal (per-label solvers cannot couple
+        labels). An int q, or None, means ``R = I`` (None: a single label; give q for more).
+    """
+    if not lam > 0:
+        raise ValueError(f"lam must be > 0; got {lam!r}")
+    if R is None or isinstance(R, (int, np.integer)):
+        diagonal = np.ones(1 if R is None else int(R))
+    else:
+        R = np.asarray(R, dtype=np.float64)
+        if R.ndim == 2 and np.any(R != np.diag(np.diag(R))):
+            raise ValueError("R must be diagonal: a label-correlation matrix with off-diagonal entries couples "
+                             "the labels, and no per-label LinearSVC solves SM3L then")
+        diagonal = np.diag(R) if R.ndim == 2 else R
+    if not np.all(diagonal > 0):
+        raise ValueError(f"R's diagonal must be positive; got {diagonal}")
+    return [dict(C=float(r) / lam, loss="squared_hinge", penalty="l2", fit_intercept=False) for r in diagonal]
+
+
+def sm3l_from_linear_svc(models, X=None) -> dict:
+    """SM3L's point from one fitted ``LinearSVC`` per label (:func:`sm3l_linear_svc_parameters`):
+    ``{"W": (d, q)}`` (the linear kernel's weights, graded on the full basis), or with ``X`` the
+    coefficients over the training points, ``{"coef": (n, q)}`` with ``Xᵀ coef = W`` (least
+    squares; exact when W lies in the row space of X, which LIBLINEAR's dual solver guarantees).
+    Raises ``ValueError`` for a model fitted with other constants.
+
+    Parameters
+    ----------
+    models : list of LinearSVC, OneVsRestClassifier or MultiOutputClassifier
+        One fitted ``LinearSVC`` per label, or a fitted wrapper of them.
+    X : array of shape (n, d) or None
+        The training features, to return coefficients over the training points instead of W.
+    """
+    models = list(getattr(models, "estimators_", models))
+    weights = []
+    for k, model in enumerate(models):
+        params = model.get_params()
+        if params["loss"] != "squared_hinge" or params["penalty"] != "l2" or params["fit_intercept"]:
+            raise ValueError(f"models[{k}] is not SM3L's problem: needs loss='squared_hinge', penalty='l2', "
+                             f"fit_intercept=False (got loss={params['loss']!r}, penalty={params['penalty']!r}, "
+                             f"fit_intercept={params['fit_intercept']})")
+        weights.append(np.ravel(model.coef_))
+    W = np.column_stack(weights)
+    if X is None:
+        return {"W": W}
+    return {"coef": np.linalg.lstsq(np.asarray(X, dtype=np.float64).T, W, rcond=None)[0]}
