@@ -96,3 +96,12 @@ def test_weights_need_the_linear_kernel_and_the_right_shape():
         certify("RankSVM", DATA.X, DATA.Y, primal, kernel="rbf", gamma=0.5)
     with pytest.raises(ValueError, match=r"primal\['W'\] must have shape \(4, 3\)"):
         certify("RankSVM", DATA.X, DATA.Y, dict(primal, W=primal["W"].T), kernel="linear")
+
+
+def test_a_full_model_optimum_certifies_when_the_greedy_reference_would_pick_a_smaller_basis():
+    """SM3L's fast solver selects a basis of at most d_max points: its bracket bounds that restricted
+    problem (a larger optimum), so it is no certificate for a point on the full basis; the reference
+    is then the CVXPY full model."""
+    primal, _ = _optimum_as_weights(mlsvm.SM3L, {}, "coef")
+    certificate = certify("SM3L", DATA.X, DATA.Y, primal, kernel="linear", d_max=3)
+    assert certificate.passed and certificate.reference_solver == "mlsvm cvxpy", str(certificate)
