@@ -24,6 +24,22 @@ tested (tests/test_conventions.py) by certifying the other code's answer.
   (``C = 1/λ`` for ``R = I``). A non-diagonal R couples the labels: no per-label solver solves it.
   The SM3L point is ``{"W": (d, q)}`` on the full basis (the linear kernel), or the coefficients
   over the training points that give the same scores (:func:`sm3l_from_linear_svc`).
+
+Research codes of the papers (read, derived, and tested: docs/testing.md names the files):
+
+* **Min-Ling Zhang's MATLAB Rank-SVM** (``RankSVM_train.m``; its Python port in WORC,
+  ``WORC/classification/RankedSVM.py``): Frank–Wolfe on Problem 10 with the box
+  ``0 ≤ α_ikl ≤ cost/(|Y_i||Ȳ_i|)`` and ``Σ_i β_ki = 0``: our problem at ``C = cost``, same pair
+  order. ``Weights`` (Q × n') is ``βᵀ`` over the instances that have both relevant and irrelevant
+  labels (the MATLAB code drops the others); ``Bias`` solves ``b_k − b_l = 1 − ⟨w_k − w_l, x_i⟩``
+  over the free α's by least squares (minimum norm: ``Σ b = 0``). Targets are ``Q × n`` in ±1.
+  :func:`rank_svm_from_zhang`.
+* **LIBODM** (Teng Zhang & Zhi-Hua Zhou's optimal margin distribution machine, ``odm.cpp``):
+  binary, no bias by default, ``½‖w‖² + λ/(m(1−θ)²) Σ_i [(1−θ − y_i wᵀx_i)₊² + μ (y_i wᵀx_i − 1−θ)₊²]``.
+  mLODM with Q = 2 and one label per instance has one pair per instance of weight 1; with
+  ``v = w_0 − w_1`` (``w_0 + w_1 = 0`` at the optimum) its objective is
+  ``½ · (½‖v‖² + C Σ (ξ² + μ ε²))``: LIBODM at ``λ = C·m·(1−θ)²``, the same θ and μ, ``v = w``,
+  ``w_0 = −w_1 = w/2``; its dual multipliers are twice ours. :func:`mlodm_from_libodm`.
 """
 
 from __future__ import annotations
@@ -32,7 +48,7 @@ import numpy as np
 
 __all__ = ["matrix_svm_linear_svc_parameters", "from_linear_svc", "rank_svm_svc_parameters",
            "rank_svm_from_svc", "ovn_svc_parameters", "ovn_from_svc", "sm3l_linear_svc_parameters",
-           "sm3l_from_linear_svc"]
+           "sm3l_from_linear_svc", "rank_svm_from_zhang", "mlodm_libodm_parameters", "mlodm_from_libodm"]
 
 
 def matrix_svm_linear_svc_parameters(C: float) -> dict:
@@ -209,3 +225,83 @@ def sm3l_from_linear_svc(models, X=None) -> dict:
     if X is None:
         return {"W": W}
     return {"coef": np.linalg.lstsq(np.asarray(X, dtype=np.float64).T, W, rcond=None)[0]}
+
+
+def rank_svm_from_zhang(weights, bias, Y) -> dict:
+    """``{"beta", "b"}`` of Rank-SVM from Min-Ling Zhang's ``RankSVM_train`` (MATLAB, or WORC's
+    Python port) run with ``cost = C`` on ``train_target = 2·Yᵀ − 1``.
+
+    Parameters
+    ----------
+    weights : array of shape (Q, n) or (Q, n')
+        Its ``Weights``: ``β_ki`` over all n instances (WORC's port), or over the n' instances that
+        have both a relevant and an irrelevant label, in order (the MATLAB code drops the others).
+    bias : array of shape (Q,) or (Q, 1), or a scalar
+        Its ``Bias`` (a scalar, which the code returns when no α is free, is the same for every label).
+    Y : array-like of shape (n, Q)
+        The {0, 1} label matrix it was trained on.
+    """
+    Y = np.asarray(Y)
+    weights = np.asarray(weights, dtype=np.float64)
+    if Y.ndim != 2 or weights.ndim != 2 or weights.shape[0] != Y.shape[1]:
+        raise ValueError(f"weights must be (Q, n) with Q = Y.shape[1]; got weights {weights.shape}, Y {Y.shape}")
+    relevant = Y.sum(axis=1)
+    kept = np.flatnonzero((relevant > 0) & (relevant < Y.shape[1]))
+    beta = np.zeros((Y.shape[0], Y.shape[1]))
+    if weights.shape[1] == Y.shape[0]:
+        beta[:] = weights.T
+    elif weights.shape[1] == kept.size:
+        beta[kept] = weights.T
+    else:
+        raise ValueError(f"weights has {weights.shape[1]} columns; expected n = {Y.shape[0]} or the "
+                         f"{kept.size} instances with both relevant and irrelevant labels")
+    b = np.broadcast_to(np.ravel(np.asarray(bias, dtype=np.float64)), (Y.shape[1],)).copy()
+    return {"beta": beta, "b": b}
+
+
+def mlodm_libodm_parameters(C: float, theta: float, mu: float, n_samples: int) -> dict:
+    """LIBODM's parameters whose binary solution is mLODM's (Q = 2, one label per instance).
+
+    Parameters
+    ----------
+    C : float
+        mLODM's C.
+    theta : float
+        mLODM's θ in [0, 1) (the same θ for LIBODM).
+    mu : float
+        mLODM's μ in (0, 1] (the same μ for LIBODM).
+    n_samples : int
+        The number of training instances m (LIBODM divides its loss weight by it).
+    """
+    if not 0.0 <= theta < 1.0:
+        raise ValueError(f"theta must be in [0, 1) (LIBODM divides by (1 − θ)²); got {theta!r}")
+    return {"lambda": C * n_samples * (1.0 - theta) ** 2, "theta": theta, "mu": mu, "bias": 0}
+
+
+def mlodm_from_libodm(n_samples: int, w=None, sv_coef=None, support=None) -> dict:
+    """mLODM's point (Q = 2; label 0 relevant ↔ LIBODM's ``y = +1``) from a LIBODM model trained
+    without bias at :func:`mlodm_libodm_parameters`: ``{"W": [w/2, −w/2]}`` from the linear
+    kernel's ``w``, or ``{"coef": (n, 2)}`` from a kernel model's ``sv_coef`` (``y_i(α_i − α'_i)``)
+    at the training indices ``support``.
+
+    Parameters
+    ----------
+    n_samples : int
+        The number of training instances n.
+    w : array of shape (d,) or None
+        The linear model's weights.
+    sv_coef : array of shape (n_sv,) or None
+        A kernel model's coefficients.
+    support : array of int of shape (n_sv,) or None
+        The training indices of the support vectors (with ``sv_coef``).
+    """
+    if (w is None) == (sv_coef is None):
+        raise ValueError("give either w (linear kernel) or sv_coef with support (other kernels)")
+    if w is not None:
+        w = np.ravel(np.asarray(w, dtype=np.float64))
+        return {"W": np.column_stack([w / 2.0, -w / 2.0])}
+    if support is None:
+        raise ValueError("sv_coef needs support: the training index of every support vector")
+    coef = np.zeros(n_samples)
+    coef[np.asarray(support, dtype=int)] = np.ravel(np.asarray(sv_coef, dtype=np.float64))
+    return {"coef": np.column_stack([coef / 2.0, -coef / 2.0])}
