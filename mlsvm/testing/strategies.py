@@ -34,6 +34,9 @@ except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise ImportError("mlsvm.testing.strategies needs hypothesis, an optional dependency: install the "
                       "'test' extra (pip install 'mlsvm[test]') or hypothesis itself") from exc
 
+from mlsvm.formulations.ovn import CONSTRAINTS, alpha_interval
+from mlsvm.testing import estimator_class
+
 __all__ = ["LABEL_QUIRKS", "KERNELS", "multilabel_data", "kernels", "hyperparameters", "problems"]
 
 #: the awkward label structures of SPEC §3, each drawn independently by :func:`multilabel_data`
@@ -45,8 +48,7 @@ _PAIR_MODELS = {"rank_svm", "mlodm"}
 _GRID = (0.1, 1.0, 10.0)
 
 
-@st.composite
-def multilabel_data(draw, min_samples: int = 4, max_samples: int = 10, max_features: int = 4,
+def multilabel_data(min_samples: int = 4, max_samples: int = 10, max_features: int = 4,
                     min_labels: int = 1, max_labels: int = 4, quirks=LABEL_QUIRKS, need_pair: bool = False):
     """``(X, Y)`` with ``X`` (n, d) standard normal and ``Y`` (n, q) in {0, 1}.
 
@@ -57,8 +59,6 @@ def multilabel_data(draw, min_samples: int = 4, max_samples: int = 10, max_featu
 
     Parameters
     ----------
-    draw : callable
-        Supplied by ``hypothesis.strategies.composite``; not passed by the caller.
     min_samples : int
         Smallest n (at least 4, the rows the quirks use).
     max_samples : int
@@ -81,6 +81,11 @@ def multilabel_data(draw, min_samples: int = 4, max_samples: int = 10, max_featu
         raise ValueError(f"need 4 <= min_samples <= max_samples; got {min_samples}, {max_samples}")
     if need_pair and min_labels < 2:
         raise ValueError("need_pair needs min_labels >= 2: a ranking pair takes two labels")
+    return _multilabel_data(min_samples, max_samples, max_features, min_labels, max_labels, tuple(quirks), need_pair)
+
+
+@st.composite
+def _multilabel_data(draw, min_samples, max_samples, max_features, min_labels, max_labels, quirks, need_pair):
     n = draw(st.integers(min_samples, max_samples))
     d = draw(st.integers(1, max_features))
     q = draw(st.integers(min_labels, max_labels))
@@ -107,18 +112,23 @@ def multilabel_data(draw, min_samples: int = 4, max_samples: int = 10, max_featu
     return X, Y
 
 
-@st.composite
-def kernels(draw, names=KERNELS):
+def kernels(names=KERNELS):
     """Kernel parameters ``{"kernel", "gamma", "degree", "coef0"}`` (scikit-learn's names):
     RBF and poly with ``gamma ∈ {0.1, 0.5, 1}``, poly of degree 2 or 3 with ``coef0 = 1``.
 
     Parameters
     ----------
-    draw : callable
-        Supplied by ``hypothesis.strategies.composite``; not passed by the caller.
     names : sequence of str
         The kernels to draw from.
     """
+    unknown = set(names) - set(KERNELS)
+    if unknown or not names:
+        raise ValueError(f"names must be a non-empty subset of {KERNELS}; got {list(names)}")
+    return _kernels(tuple(names))
+
+
+@st.composite
+def _kernels(draw, names):
     kernel = draw(st.sampled_from(list(names)))
     params = {"kernel": kernel}
     if kernel in ("rbf", "poly"):
@@ -128,8 +138,7 @@ def kernels(draw, names=KERNELS):
     return params
 
 
-@st.composite
-def hyperparameters(draw, model, n_labels: int = 2):
+def hyperparameters(model, n_labels: int = 2):
     """Valid hyperparameters of ``model`` (an estimator name, class or instance), in our constants
     (SPEC §2): C, λ, β, γ_b from {0.1, 1, 10}; OvN's α uniformly inside its convexity interval
     ``(max(−1/(K−1), −1), 1)`` away from its ends, both w and b variants; SM3L's R the identity or
@@ -137,17 +146,16 @@ def hyperparameters(draw, model, n_labels: int = 2):
 
     Parameters
     ----------
-    draw : callable
-        Supplied by ``hypothesis.strategies.composite``; not passed by the caller.
     model : str, class or estimator
         The model.
     n_labels : int
         The number of labels (classes) of the problem: OvN's α interval and SM3L's R depend on it.
     """
-    from mlsvm.formulations.ovn import CONSTRAINTS, alpha_interval
-    from mlsvm.testing import estimator_class
+    return _hyperparameters(estimator_class(model).__name__, int(n_labels))
 
-    name = estimator_class(model).__name__
+
+@st.composite
+def _hyperparameters(draw, name, n_labels):
     if name == "OvNSVM":
         low, high = alpha_interval(n_labels)
         low = max(low, -1.0)
@@ -169,16 +177,13 @@ def hyperparameters(draw, model, n_labels: int = 2):
     return {"C": draw(st.sampled_from(_GRID))}          # RankSVM and the binary approach
 
 
-@st.composite
-def problems(draw, model, max_samples: int = 10, max_labels: int = 4, kernel_names=KERNELS):
+def problems(model, max_samples: int = 10, max_labels: int = 4, kernel_names=KERNELS):
     """``(X, targets, params)`` for ``model``: :func:`multilabel_data` with the quirks the model
     allows, its kernel and hyperparameters. ``targets`` is the (n, q) indicator, or for the
     single-output models (SMSVM, the categorical regression) a class vector with at least two classes.
 
     Parameters
     ----------
-    draw : callable
-        Supplied by ``hypothesis.strategies.composite``; not passed by the caller.
     model : str, class or estimator
         The model.
     max_samples : int
@@ -188,9 +193,11 @@ def problems(draw, model, max_samples: int = 10, max_labels: int = 4, kernel_nam
     kernel_names : sequence of str
         The kernels to draw from.
     """
-    from mlsvm.testing import estimator_class
+    return _problems(estimator_class(model), max_samples, max_labels, tuple(kernel_names))
 
-    cls = estimator_class(model)
+
+@st.composite
+def _problems(draw, cls, max_samples, max_labels, kernel_names):
     pairs = cls._registry_model in _PAIR_MODELS
     X, Y = draw(multilabel_data(max_samples=max_samples, max_labels=max_labels, need_pair=pairs,
                                 min_labels=2 if pairs or cls._single_output else 1))
