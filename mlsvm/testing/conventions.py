@@ -88,6 +88,19 @@ def from_linear_svc(models) -> dict:
     return {"W": np.column_stack(weights), "b": np.asarray(biases)}
 
 
+def _binary_svc(svc, Y, which: str):
+    """``(Y, y∘α, b)`` of an ``SVC`` fitted on ``Y[:, 0]`` (``y = +1`` iff the row is in label 0),
+    ``y∘α`` over all training points (0 off the support); ``Y`` must have exactly ``which``."""
+    Y = np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[1] != 2 or not np.all(Y.sum(axis=1) == 1):
+        raise ValueError(f"Y must be an (n, 2) indicator with exactly {which} is the binary C-SVM only then")
+    if list(svc.classes_) != [0, 1]:
+        raise ValueError(f"svc must be fitted on Y[:, 0] (classes [0, 1]); got classes {list(svc.classes_)}")
+    signed_alpha = np.zeros(Y.shape[0])
+    signed_alpha[svc.support_] = np.ravel(svc.dual_coef_)
+    return Y, signed_alpha, float(np.ravel(svc.intercept_)[0])
+
+
 def rank_svm_svc_parameters(C: float) -> dict:
     """The ``SVC`` parameters whose solution is Rank-SVM's at ``C`` (Q = 2, one label per instance).
 
@@ -111,25 +124,11 @@ def rank_svm_from_svc(svc, Y) -> dict:
     Y : array-like of shape (n, 2)
         The label matrix, exactly one relevant label per row.
     """
-    Y = np.asarray(Y)
-    if Y.ndim != 2 or Y.shape[1] != 2 or not np.all(Y.sum(axis=1) == 1):
-        raise ValueError("Y must be an (n, 2) indicator with exactly one label per row: Rank-SVM with "
-                         "Q = 2 is the binary C-SVM only then")
-    if list(svc.classes_) != [0, 1]:
-        raise ValueError(f"svc must be fitted on Y[:, 0] (classes [0, 1]); got classes {list(svc.classes_)}")
-    n = Y.shape[0]
-    signed_alpha = np.zeros(n)
-    signed_alpha[svc.support_] = np.ravel(svc.dual_coef_)       # y_i α_i, y = +1 iff label 0 relevant
+    Y, signed_alpha, b_svm = _binary_svc(svc, Y, "one label per row: Rank-SVM with Q = 2")
     beta = np.column_stack([signed_alpha / 2.0, -signed_alpha / 2.0])
-    b_svm = float(np.ravel(svc.intercept_)[0])
     return {"beta": beta, "b": np.array([b_svm / 2.0, -b_svm / 2.0]), "alpha": np.abs(signed_alpha) / 2.0}
 
 
-def _signed_dual_coef(svc, n_samples: int) -> np.ndarray:
-    """LIBSVM's ``y_i α_i`` over all ``n_samples`` training points (0 off the support)."""
-    signed_alpha = np.zeros(n_samples)
-    signed_alpha[svc.support_] = np.ravel(svc.dual_coef_)
-    return signed_alpha
 
 
 def ovn_svc_parameters(beta: float) -> dict:
@@ -158,14 +157,7 @@ def ovn_from_svc(svc, Y) -> dict:
     Y : array-like of shape (n, 2)
         The class memberships, exactly one class per row.
     """
-    Y = np.asarray(Y)
-    if Y.ndim != 2 or Y.shape[1] != 2 or not np.all(Y.sum(axis=1) == 1):
-        raise ValueError("Y must be an (n, 2) indicator with exactly one class per row: One-vs-None with "
-                         "K = 2 is the binary C-SVM only then")
-    if list(svc.classes_) != [0, 1]:
-        raise ValueError(f"svc must be fitted on Y[:, 0] (classes [0, 1]); got classes {list(svc.classes_)}")
-    signed_alpha = _signed_dual_coef(svc, Y.shape[0])
-    b_svm = float(np.ravel(svc.intercept_)[0])
+    Y, signed_alpha, b_svm = _binary_svc(svc, Y, "one class per row: One-vs-None with K = 2")
     Lam = 2.0 * np.abs(signed_alpha)[:, None] * Y
     return {"coef": np.column_stack([signed_alpha, -signed_alpha]), "b": np.array([b_svm, -b_svm]),
             "Lam": Lam, "nu": float(Lam[:, 0].sum())}
