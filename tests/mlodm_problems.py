@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from mlsvm.data import ranking_pairs
 from mlsvm.formulations import mlodm
 from mlsvm.kernels import make_kernel
+from mlsvm.testing.strategies import hyperparameters, multilabel_data
 
 
 @st.composite
@@ -36,34 +37,15 @@ def linear_mlodm_problems(draw, max_samples: int = 10, max_labels: int = 4):
 
 
 def _hyperparameters(draw):
-    C = draw(st.sampled_from([0.1, 1.0, 10.0]))
-    theta = draw(st.sampled_from([0.0, 0.3, 1.0]))
-    mu = draw(st.sampled_from([0.1, 0.5, 1.0]))
-    return C, theta, mu
+    params = draw(hyperparameters("MLODM"))     # C ∈ {0.1, 1, 10}, θ ∈ {0, 0.3, 1}, μ ∈ {0.1, 0.5, 1}
+    return params["C"], params["theta"], params["mu"]
 
 
 def _points_and_labels(draw, max_samples, max_labels):
-    n = draw(st.integers(4, max_samples))
-    d = draw(st.integers(1, 4))
-    q = draw(st.integers(2, max_labels))
-    seed = draw(st.integers(0, 2**16))
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    Y = (rng.random((n, q)) < draw(st.sampled_from([0.3, 0.5]))).astype(np.int8)
-    if q >= 3 and draw(st.booleans()):
-        Y[:, 0] = 0                       # a label nobody has
-    if q >= 3 and draw(st.booleans()):
-        Y[:, 1] = 1                       # a label everybody has
-    if draw(st.booleans()):
-        Y[0, :] = 1                       # an instance with every label
-    if draw(st.booleans()):
-        Y[1, :] = 0                       # an instance with none
-    if draw(st.booleans()):
-        X[3] = X[2]                       # a duplicated point
-    # make sure some instance has a relevant and an irrelevant label
-    Y[n - 1, :] = 0
-    Y[n - 1, q - 1] = 1
-    return X, Y
+    # the public strategy's layout: label 0 nobody has / label 1 everybody has (q ≥ 3), row 0 with
+    # every label, row 1 with none, row 3 a copy of row 2; the last row keeps a ranking pair
+    return draw(multilabel_data(min_samples=4, max_samples=max_samples, max_features=4, min_labels=2,
+                                max_labels=max_labels, need_pair=True))
 
 
 def random_dual_point(problem: mlodm.MLODMProblem, seed: int = 0):

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from mlsvm.formulations import ovn
 from mlsvm.kernels import make_kernel
+from mlsvm.testing.strategies import hyperparameters
 
 LABEL_STRUCTURES = ("random", "one-member class", "empty class", "overlapping", "everybody in class 0")
 
@@ -38,13 +39,7 @@ def ovn_problems(draw, structures=LABEL_STRUCTURES, max_samples=10):
             if not Y[:, k].any():
                 Y[rng.integers(n), k] = 1
     kernel = draw(st.sampled_from(["linear", "rbf"]))
-    w_constraint = draw(st.sampled_from(ovn.CONSTRAINTS))
-    b_constraint = draw(st.sampled_from(ovn.CONSTRAINTS))
-    low, high = ovn.alpha_interval(K)
-    low = max(low, -1.0)
-    alpha = low + (high - low) * draw(st.floats(0.05, 0.95))
-    beta = draw(st.sampled_from([0.1, 1.0, 10.0]))
-    gamma_b = draw(st.sampled_from([0.1, 1.0, 10.0]))
+    params = draw(hyperparameters("OvNSVM", n_labels=K))   # α inside the convexity interval, both variants
     gram = make_kernel(kernel, "scale", X=X)(X)
-    return ovn.OvNProblem(gram, Y, alpha, beta, w_constraint, b_constraint, gamma_b,
-                          features=X if kernel == "linear" else None), X, kernel
+    return ovn.OvNProblem(gram, Y, params["alpha"], params["beta"], params["w_constraint"], params["b_constraint"],
+                          params["gamma_b"], features=X if kernel == "linear" else None), X, kernel

@@ -32,7 +32,8 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
         return None
 
     def _problem(self, gram, Y) -> form.SparseMMProblem:
-        return form.SparseMMProblem(gram, Y, self.lam, self._model, None, self._correlation(Y.shape[1]))
+        features = self.X_fit_ if self.kernel == "linear" else None   # lets certify grade weights {"W"}
+        return form.SparseMMProblem(gram, Y, self.lam, self._model, None, self._correlation(Y.shape[1]), features)
 
     def _set_fitted(self, problem, result, evaluation, Y) -> None:
         used = evaluation.extra["problem"]  # the problem on the basis the solver chose

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse.linalg import aslinearoperator
 
-__all__ = ["Evaluation", "relative_difference", "relative_gap", "qp_residuals", "inf_norm"]
+__all__ = ["Evaluation", "relative_difference", "relative_gap", "qp_residuals", "inf_norm", "linear_weights"]
 
 
 def relative_difference(a: float, b: float) -> float:
@@ -107,6 +107,37 @@ class Evaluation:
     @property
     def max_kkt(self) -> float:
         return max(self.kkt.values()) if self.kkt else float("nan")
+
+
+def linear_weights(features, primal: dict, n_outputs: int) -> np.ndarray | None:
+    """The linear kernel's weights ``primal["W"]`` as a (d, n_outputs) array, or None when the point
+    is given by its coefficients (``primal["coef"]`` / ``primal["beta"]``) or has no ``W``.
+
+    A point ``{"W", "b"}`` is any weight matrix, not only one in the span of the data: its
+    regularizer is ``WᵀW`` and its training scores ``X W (+ b)``. Raises ``ValueError`` when the
+    problem has no features (a kernel other than the linear one) or ``W`` has the wrong shape.
+
+    Parameters
+    ----------
+    features : array of shape (n, d), sparse matrix or None
+        The problem's linear-kernel features (None for other kernels).
+    primal : dict
+        The primal point.
+    n_outputs : int
+        The number of weight vectors (labels / classes).
+    """
+    if primal.get("W") is None or primal.get("coef") is not None or primal.get("beta") is not None:
+        return None
+    if features is None:
+        raise ValueError("primal['W'] needs the linear kernel's features (kernel='linear'); give the "
+                         "coefficients over the training points for other kernels")
+    W = np.asarray(primal["W"], dtype=np.float64)
+    if W.ndim == 1 and n_outputs == 1:
+        W = W[:, None]
+    if W.shape != (features.shape[1], n_outputs):
+        raise ValueError(f"primal['W'] must have shape ({features.shape[1]}, {n_outputs}) (features × outputs); "
+                         f"got {W.shape}")
+    return W
 
 
 def inf_norm(v) -> float:

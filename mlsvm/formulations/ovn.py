@@ -53,7 +53,7 @@ import cvxpy as cp
 import numpy as np
 
 from mlsvm.data import check_scalar
-from mlsvm.formulations.evaluation import Evaluation, qp_residuals
+from mlsvm.formulations.evaluation import Evaluation, linear_weights, qp_residuals
 from mlsvm.kernels import gram_factor
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
@@ -233,8 +233,13 @@ def primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float
     b : array of shape (K,)
         Biases.
     """
-    regularizer = 0.5 * float(np.sum((A.T @ problem.gram @ A) * problem.coupling))
-    slack = np.maximum(0.0, _loss_terms(problem, A, b))
+    return _objective(problem, A.T @ problem.gram @ A, problem.gram @ A + b[None, :], b)
+
+
+def _objective(problem: OvNProblem, inner: np.ndarray, scores: np.ndarray, b: np.ndarray) -> float:
+    """The canonical primal objective from ``WᵀW`` (``inner``, K × K) and the training scores."""
+    regularizer = 0.5 * float(np.sum(inner * problem.coupling))
+    slack = np.maximum(0.0, 1.0 - scores)
     value = regularizer + problem.beta * float(np.sum(_mask(problem) * slack))
     if problem.soft_b:
         value += problem.gamma_b * float(b.sum()) ** 2
@@ -474,14 +479,21 @@ def evaluate(problem: OvNProblem, primal: dict, dual: dict | None = None) -> Eva
     problem : OvNProblem
         The problem the point is graded on.
     primal : dict
-        The primal point ``{"coef": A (n, K), "b": (K,)}``.
+        The primal point ``{"coef": A (n, K), "b": (K,)}``, or with the linear kernel's features
+        ``{"W": (d, K), "b": (K,)}`` (any weights; hard w checks ``Σ_k w_k = W1 = 0``).
     dual : dict or None, optional
         The dual point ``{"Lam": Λ, "nu": ν}``; None grades the primal only.
     """
-    A = np.asarray(primal["coef"], dtype=np.float64)
     b = np.asarray(primal["b"], dtype=np.float64)
-    evaluation = Evaluation(primal_objective(problem, A, b), extra={"scores": problem.gram @ A + b[None, :]},
-                            infeasibility=primal_infeasibility(problem, A, b))
+    W = linear_weights(problem.features, primal, problem.n_classes)
+    if W is None:
+        A = np.asarray(primal["coef"], dtype=np.float64)
+        value, scores = primal_objective(problem, A, b), problem.gram @ A + b[None, :]
+    else:   # the row sums of W are Σ_k w_k, as those of A are in the kernel form: the same checks
+        A = W
+        scores = problem.features @ W + b[None, :]
+        value = _objective(problem, W.T @ W, scores, b)
+    evaluation = Evaluation(value, extra={"scores": scores}, infeasibility=primal_infeasibility(problem, A, b))
     if dual is not None:
         Lam, nu = np.asarray(dual["Lam"], dtype=np.float64), dual.get("nu")
         evaluation.dual_objective = dual_objective(problem, Lam, nu)

@@ -33,7 +33,7 @@ from scipy.optimize import linprog
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import RankingPairs, check_scalar, ranking_pairs
-from mlsvm.formulations.evaluation import Evaluation, qp_residuals
+from mlsvm.formulations.evaluation import Evaluation, linear_weights, qp_residuals
 from mlsvm.kernels import check_gram, gram_factor
 
 __all__ = ["RankSVMProblem", "make_problem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
@@ -449,21 +449,27 @@ def evaluate(problem: RankSVMProblem, primal: dict, dual: dict | None = None) ->
         The problem the point is graded on.
     primal : dict
         The primal point ``{"beta": (n, Q), "b": (Q,)}``; ``b`` is required, without ``beta`` the
-        coefficients the dual implies are used.
+        coefficients the dual implies are used. With the linear kernel's features also
+        ``{"W": (d, Q), "b": (Q,)}`` (any weights, not only those in the span of the data).
     dual : dict or None, optional
         The dual point ``{"alpha": (T,)}``; None grades the primal only.
     """
     if primal.get("b") is None:
         raise ValueError("evaluate needs the biases primal['b']")
     b = np.asarray(primal["b"], dtype=np.float64)
-    if primal.get("beta") is None:
-        if dual is None:
-            raise ValueError("evaluate needs primal['beta'] or a dual point {'alpha'}")
-        beta = coef_from_dual(problem, dual["alpha"])
+    W = linear_weights(problem.features, primal, problem.n_labels)
+    if W is not None:   # the linear kernel's weights: ½‖W‖² and the scores XW + 1bᵀ
+        beta, scores = None, np.asarray(problem.features @ W) + b[None, :]
+        value = float(0.5 * np.sum(W * W) + problem.upper @ np.maximum(0.0, 1.0 - problem.gather(scores)))
     else:
-        beta = np.asarray(primal["beta"], dtype=np.float64)
-    scores = decision_function(beta, b, problem.gram)
-    evaluation = Evaluation(primal_objective(problem, beta, b), extra={"beta": beta, "b": b, "scores": scores})
+        if primal.get("beta") is not None:
+            beta = np.asarray(primal["beta"], dtype=np.float64)
+        elif dual is not None:
+            beta = coef_from_dual(problem, dual["alpha"])
+        else:
+            raise ValueError("evaluate needs primal['beta'] (or ['W'] with the linear kernel) or a dual point {'alpha'}")
+        scores, value = decision_function(beta, b, problem.gram), primal_objective(problem, beta, b)
+    evaluation = Evaluation(value, extra={"beta": beta, "b": b, "scores": scores})
     if dual is not None:
         alpha = np.asarray(dual["alpha"], dtype=np.float64)
         evaluation.dual_objective = dual_objective(problem, alpha)

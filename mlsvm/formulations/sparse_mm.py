@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import cvxpy as cp
 import numpy as np
 
-from mlsvm.formulations.evaluation import Evaluation, inf_norm
+from mlsvm.formulations.evaluation import Evaluation, inf_norm, linear_weights
 
 __all__ = ["MODELS", "SparseMMProblem", "MarginOperator", "nystrom_factor", "cvxpy_primal",
            "cvxpy_dual", "evaluate", "solution_from_cvxpy", "primal_objective", "dual_objective",
@@ -171,6 +171,9 @@ class SparseMMProblem:
     R : array of shape (q, q) or None
         Label-correlation matrix ``R = PᵀP`` of SM3L (symmetric positive definite); None means the
         identity.
+    features : array of shape (n, d) or None, optional
+        The linear kernel's features X (``gram = XXᵀ``), so that :func:`evaluate` can grade weights
+        ``{"W"}`` on the full basis.
     """
 
     gram: np.ndarray
@@ -179,6 +182,7 @@ class SparseMMProblem:
     model: str = "sm3l"
     basis: np.ndarray | None = None
     R: np.ndarray | None = None
+    features: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.model not in MODELS:
@@ -359,12 +363,18 @@ def kkt_residuals(problem: SparseMMProblem, A: np.ndarray, mu: np.ndarray | None
     mu : ndarray or None
         Multipliers on Ω (None: the implied ones).
     """
-    ops = problem.margins
     implied = multipliers_from_primal(problem, A)
     mu = implied if mu is None else np.asarray(mu, dtype=np.float64)
     regular = problem.lam * problem.K_JJ @ A @ problem.R_inv
-    coupling = problem.K_J.T @ ops.adjoint(mu)
-    primal, dual = primal_objective(problem, A), dual_objective(problem, mu)
+    coupling = problem.K_J.T @ problem.margins.adjoint(mu)
+    return _kkt_from_terms(problem, regular, coupling, implied, mu, primal_objective(problem, A))
+
+
+def _kkt_from_terms(problem, regular, coupling, implied, mu, primal) -> dict[str, float]:
+    """The residuals of :func:`kkt_residuals` from the two terms of the Lagrangian's gradient (in A
+    or, for the linear kernel's weights, in W), the implied and given multipliers and the primal value."""
+    ops = problem.margins
+    dual = dual_objective(problem, mu)
     return {
         "stationarity": inf_norm(regular + coupling) / (1 + max(inf_norm(regular), inf_norm(coupling))),
         "multiplier": inf_norm(mu - implied) / (1 + max(inf_norm(mu), inf_norm(implied))),
@@ -391,16 +401,33 @@ def evaluate(problem: SparseMMProblem, primal: dict, dual: dict | None = None) -
     primal : dict
         The primal point ``{"coef": A (|J|, k)}``, optionally with ``"basis"`` (the J it lives on;
         default ``problem.basis``).
+        With the linear kernel's features also the weights ``{"W": (d, k)}`` of the full model
+        (the basis of all training points; any weights, not only those in the span of the data).
     dual : dict or None, optional
-        The dual point ``{"mu": (n, k)}``; None grades the primal only.
+        The dual point ``{"mu": (n, k)}``; None grades the primal only (with ``W``, the dual is
+        graded on the full basis).
     """
-    used = on_basis(problem, primal.get("basis"))
-    A = np.asarray(primal["coef"], dtype=np.float64)
-    evaluation = Evaluation(primal_objective(used, A), extra={"scores": used.K_J @ A, "problem": used})
+    W = linear_weights(problem.features, primal, problem.Y.shape[1])
+    if W is not None:   # the full model's weights (the linear kernel): λ/2 tr(R⁻¹WᵀW) and the scores XW
+        if primal.get("basis") is not None:
+            raise ValueError("primal['W'] is graded on the full basis; give primal['coef'] with a basis J")
+        used, scores = problem, np.asarray(problem.features @ W)
+        xi = problem.margins.slack(scores)
+        value = 0.5 * problem.lam * float(np.sum((W.T @ W) * problem.R_inv)) + problem.margins.weight * float(np.sum(xi * xi))
+    else:
+        used = on_basis(problem, primal.get("basis"))
+        A = np.asarray(primal["coef"], dtype=np.float64)
+        value, scores = primal_objective(used, A), used.K_J @ A
+    evaluation = Evaluation(value, extra={"scores": scores, "problem": used})
     if dual is not None:
         mu = np.asarray(dual["mu"], dtype=np.float64)
         evaluation.dual_objective = dual_objective(used, mu)
-        evaluation.kkt = kkt_residuals(used, A, mu)
+        if W is None:
+            evaluation.kkt = kkt_residuals(used, A, mu)
+        else:   # stationarity in W: λ W R⁻¹ + Xᵀ Tᵀ(μ)
+            implied = 2 * problem.margins.weight * problem.margins.slack(scores)
+            coupling = np.asarray(problem.features.T @ problem.margins.adjoint(mu))
+            evaluation.kkt = _kkt_from_terms(problem, problem.lam * W @ problem.R_inv, coupling, implied, mu, value)
     return evaluation
 
 

@@ -201,6 +201,11 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
     run_params = estimator.get_params(deep=False) | {"solver": solver, "tol": REFERENCE_TOL}
     reference_name, reference = _solve_reference(spec, graded, run_params)
     reference_eval = spec.formulation.evaluate(graded, reference.primal, reference.dual)
+    if reference_eval.extra.get("problem", graded) is not graded:
+        # the fast solver chose its own basis (SMSVM/SM3L's greedy selection): its bracket bounds
+        # that restricted problem, not the one the point is graded on; CVXPY solves the latter
+        reference_name, reference = _solve_reference(spec, graded, run_params | {"solver": "cvxpy"})
+        reference_eval = spec.formulation.evaluate(graded, reference.primal, reference.dual)
     p_user, d_ref = user.primal_objective, reference_eval.dual_objective
     suboptimality = float(relative_gap(p_user, d_ref))
     reference_slack = max(abs(reference_eval.relative_gap), 1e-12)
