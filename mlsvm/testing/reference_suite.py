@@ -100,7 +100,10 @@ def default_cases() -> list[ReferenceCase]:
             for kernel_name, kernel in kernels.items():
                 if data_name != "plain" and kernel_name == "poly":
                     continue
-                cases.append(ReferenceCase(f"{name}-{data_name}-{kernel_name}", name, X, Y, dict(kernel)))
+                parameters = dict(kernel)
+                if cls._registry_model == "sparse_mm":   # the full model (J = all points): the greedy
+                    parameters.update(min_rel_decrease=0.0, random_state=0)   # run adds until no gain
+                cases.append(ReferenceCase(f"{name}-{data_name}-{kernel_name}", name, X, Y, parameters))
     return cases
 
 
