@@ -17,7 +17,7 @@ __all__ = ["box_qp_ipm", "Iterate", "Measure", "max_step", "packed_outer", "ridg
 RIDGES = (0.0, 1e-14, 1e-12, 1e-10, 1e-8)
 #: fraction of the step to the boundary taken
 STEP_FRACTION = 0.995
-#: iterations without a new best stopping value after which the interior point has stalled
+#: iterations without a new low of the stopping value or of μ after which the interior point has stalled
 STALL_WINDOW = 10
 
 
@@ -165,8 +165,11 @@ def box_qp_ipm(model, hi: np.ndarray, free: np.ndarray, *, tol: float, max_iter:
 
     Stopping: when ``stop_value ≤ target`` (:class:`~mlsvm.solvers.result.CertifiedStop`, which
     starts at ``tol``) and ``certificate(primal, dual) ≤ tol``; converged then. Stalled (a
-    ``warn_stalled`` ConvergenceWarning, the best iterate returned): the stopping value has not
-    improved in :data:`STALL_WINDOW` iterations, a Newton system is not positive definite even
+    ``warn_stalled`` ConvergenceWarning, the best iterate returned): neither the stopping value nor
+    μ has reached a new low in :data:`STALL_WINDOW` iterations (a healthy run lowers μ every
+    iteration; one that wanders off raises it, as Rank-SVM with ``C = 1e8`` on yeast did for 160
+    iterations; while μ still falls, a stopping value hovering at round-off can recover: an OvN
+    case did after 13 iterations), a Newton system is not positive definite even
     with a ridge, a step overflows, ``μ ≤ mu_floor``, or the certificate's target fell below its
     floor. Reaching ``max_iter`` returns the best iterate with a ``warn_not_converged`` warning.
     ``history`` has ``primal``, ``dual``, ``stop_value``, ``mu`` and the model's own records.
@@ -205,6 +208,7 @@ def box_qp_ipm(model, hi: np.ndarray, free: np.ndarray, *, tol: float, max_iter:
     history = {"primal": [], "dual": [], "stop_value": [], "mu": []}
     stop, certified, stalled = CertifiedStop(tol, certificate), False, False
     best = (np.inf, iterate, 0)          # (stopping value, iterate, iteration) of the best iterate
+    lowest_mu, progress = np.inf, 0      # the lowest μ, and the last iteration with a new low of either
     iteration = 0
     # round-off on a badly scaled problem can overflow a Newton step: that is a stall, detected
     # below by a non-finite iterate, not a numpy warning for the user
@@ -219,12 +223,14 @@ def box_qp_ipm(model, hi: np.ndarray, free: np.ndarray, *, tol: float, max_iter:
             if callback is not None:
                 callback(iteration, *model.point(iterate))
             if measure.stop_value < best[0]:
-                best = (measure.stop_value, iterate, iteration)
+                best, progress = (measure.stop_value, iterate, iteration), iteration
+            if mu < lowest_mu:
+                lowest_mu, progress = mu, iteration
             if measure.stop_value <= stop.target:
                 certified = stop.accept(*model.point(iterate))
                 if certified or stop.stalled:
                     break
-            if mu <= mu_floor or iteration - best[2] >= STALL_WINDOW:
+            if mu <= mu_floor or iteration - progress >= STALL_WINDOW:
                 stalled = True
                 break
             try:
