@@ -216,7 +216,7 @@ class _EqualMassQP:
     Schur system after one solve ``H⁻¹Eᵀ`` per iteration."""
 
     def __init__(self, system, groups, n_groups, nu_weight):
-        self.system, self.groups, self.K, self.nu_weight = system, groups, n_groups, nu_weight
+        self.system, self.K, self.nu_weight = system, n_groups, nu_weight
         self.E = np.zeros((n_groups, groups.size))
         self.E[groups, np.arange(groups.size)] = 1.0
 
