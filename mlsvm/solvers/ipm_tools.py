@@ -103,22 +103,12 @@ class Iterate:
     free: np.ndarray
 
     def moved(self, step: float, direction: "Iterate") -> "Iterate":
-        """The point ``self + step · direction`` (the slack moves by ``direction.slack``).
-
-        Parameters
-        ----------
-        step : float
-            Step length.
-        direction : Iterate
-            Search direction.
-        """
-        return Iterate(*(value + step * change for value, change in zip(
-            (self.alpha, self.slack, self.lower, self.upper, self.free),
-            (direction.alpha, direction.slack, direction.lower, direction.upper, direction.free))))
+        """The point ``self + step · direction`` (the slack moves by ``direction.slack``)."""
+        return Iterate(*(value + step * change for value, change in zip(vars(self).values(), vars(direction).values())))
 
     def finite(self) -> bool:
         """Whether every entry is finite (round-off can overflow a step on a badly scaled problem)."""
-        return all(np.all(np.isfinite(value)) for value in (self.alpha, self.slack, self.lower, self.upper, self.free))
+        return all(np.all(np.isfinite(value)) for value in vars(self).values())
 
 
 @dataclass
@@ -166,12 +156,11 @@ def box_qp_ipm(model, hi: np.ndarray, free: np.ndarray, *, tol: float, max_iter:
     Stopping: when ``stop_value ≤ target`` (:class:`~mlsvm.solvers.result.CertifiedStop`, which
     starts at ``tol``) and ``certificate(primal, dual) ≤ tol``; converged then. Stalled (a
     ``warn_stalled`` ConvergenceWarning, the best iterate returned): neither the stopping value nor
-    μ has reached a new low in :data:`STALL_WINDOW` iterations (a healthy run lowers μ every
-    iteration; one that wanders off raises it, as Rank-SVM with ``C = 1e8`` on yeast did for 160
-    iterations; while μ still falls, a stopping value hovering at round-off can recover: an OvN
-    case did after 13 iterations), a Newton system is not positive definite even
-    with a ridge, a step overflows, ``μ ≤ mu_floor``, or the certificate's target fell below its
-    floor. Reaching ``max_iter`` returns the best iterate with a ``warn_not_converged`` warning.
+    μ has reached a new low in :data:`STALL_WINDOW` iterations (a run that wanders off raises μ;
+    while μ falls, a stopping value hovering at round-off can still recover), a Newton system is
+    not positive definite even with a ridge, a step overflows, ``μ ≤ mu_floor``, or the
+    certificate's target fell below its floor. Reaching ``max_iter`` returns the best iterate with
+    a ``warn_not_converged`` warning.
     ``history`` has ``primal``, ``dual``, ``stop_value``, ``mu`` and the model's own records.
 
     Parameters
