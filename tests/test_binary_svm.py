@@ -35,8 +35,8 @@ def _data(n, d, seed, kernel="linear"):
 def test_primal_equals_dual(n, d, seed, kernel, C, loss, bias, backend):
     X, y, spec = _data(n, d, seed, kernel)
     problem = bsvm.BinarySVMProblem(spec(X), y, C, loss, bias)
-    primal = solve(bsvm.primal_problem(problem)[0], backend)
-    dual = -solve(bsvm.dual_problem(problem)[0], backend)
+    primal = solve(bsvm.cvxpy_primal(problem)[0], backend)
+    dual = -solve(bsvm.cvxpy_dual(problem)[0], backend)
     assert relative_difference(primal, dual) <= BACKEND_AGREEMENT
     # the dual point also certifies itself through the numpy objectives and KKT residuals
     if backend == "CLARABEL":
@@ -52,7 +52,8 @@ def test_libsvm_decision_values(kernel, C):
     X, y, spec = _data(40, 3, 1, kernel)
     problem = bsvm.BinarySVMProblem(spec(X), y, C, "hinge", "free")
     report = cvxpy_dual(problem, "CLARABEL")
-    cvx, alpha = bsvm.dual_problem(problem)
+    cvx, variables = bsvm.cvxpy_dual(problem)
+    alpha = variables["alpha"]
     solve(cvx, "CLARABEL")
     b = bsvm.bias_from_dual(problem, alpha.value, cvx.constraints[-1].dual_value)
     X_test = np.random.default_rng(2).standard_normal((15, 3))
@@ -70,7 +71,8 @@ def test_libsvm_decision_values(kernel, C):
 def test_liblinear_decision_values(loss, bias):
     X, y, spec = _data(50, 4, 3)
     problem = bsvm.BinarySVMProblem(spec(X), y, 1.0, loss, bias)
-    cvx, alpha = bsvm.dual_problem(problem)
+    cvx, variables = bsvm.cvxpy_dual(problem)
+    alpha = variables["alpha"]
     solve(cvx, "CLARABEL")
     b = bsvm.bias_from_dual(problem, alpha.value)
     w = X.T @ (y * alpha.value)
@@ -84,10 +86,11 @@ def test_liblinear_decision_values(loss, bias):
 def test_primal_recovers_the_same_decision_values():
     X, y, spec = _data(30, 2, 5, "rbf")
     problem = bsvm.BinarySVMProblem(spec(X), y, 2.0, "squared_hinge", "free")
-    cvx, variables = bsvm.primal_problem(problem)
+    cvx, variables = bsvm.cvxpy_primal(problem)
     solve(cvx, "CLARABEL")
     primal_scores = variables["factor"] @ variables["v"].value + variables["b"].value
-    dual, alpha = bsvm.dual_problem(problem)
+    dual, dual_variables = bsvm.cvxpy_dual(problem)
+    alpha = dual_variables["alpha"]
     solve(dual, "CLARABEL")
     b = bsvm.bias_from_dual(problem, alpha.value, dual.constraints[-1].dual_value)
     assert_decisions_agree(bsvm.decision_from_dual(problem, alpha.value, b, problem.gram), primal_scores)

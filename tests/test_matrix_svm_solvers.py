@@ -125,7 +125,7 @@ def test_single_label_equals_liblinear_and_the_binary_svm_with_regularized_bias(
     ours = ms.primal_objective(problem, result.primal["coef"])
     y = problem.signed[:, 0]
     binary = bsvm.BinarySVMProblem(problem.gram, y, 1.0, "hinge", "regularized")
-    assert relative_difference(ours, solve(bsvm.primal_problem(binary)[0], "CLARABEL")) <= tolerance("matrix_svm", "fast").objective
+    assert relative_difference(ours, solve(bsvm.cvxpy_primal(binary)[0], "CLARABEL")) <= tolerance("matrix_svm", "fast").objective
     svc = LinearSVC(C=1.0, loss="hinge", intercept_scaling=1.0, tol=1e-10, max_iter=200_000).fit(data.X, y)
     w, b = svc.coef_.ravel(), svc.intercept_[0]
     liblinear = 0.5 * (w @ w + b * b) + np.maximum(0, 1 - y * (data.X @ w + b)).sum()

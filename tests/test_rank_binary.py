@@ -96,7 +96,7 @@ def test_q1_is_binary_svm_with_half_C():
     problem = rb.BinaryApproachProblem(gram, (y[:, None] > 0).astype(np.int8), C)
     optimum = solve(rb.cvxpy_primal(problem)[0], "ECOS")
     svm = bsvm.BinarySVMProblem(gram, y, C / 2)
-    assert relative_difference(optimum, 2 * solve(bsvm.primal_problem(svm)[0])) <= EXACT.objective
+    assert relative_difference(optimum, 2 * solve(bsvm.cvxpy_primal(svm)[0])) <= EXACT.objective
     model = SVC(C=C / 2, kernel="precomputed", tol=1e-12, shrinking=False).fit(gram, y)
     alpha = np.zeros(30)
     alpha[model.support_] = np.abs(model.dual_coef_.ravel())
@@ -117,11 +117,11 @@ def test_identical_labels_and_trivial_labels_reduce_to_one_svm():
     column = (y > 0).astype(np.int8)
     C, q = 2.0, 3
     same = rb.BinaryApproachProblem(gram, np.repeat(column[:, None], q, axis=1), C)
-    svm_value = solve(bsvm.primal_problem(bsvm.BinarySVMProblem(gram, y, C / 2))[0])
+    svm_value = solve(bsvm.cvxpy_primal(bsvm.BinarySVMProblem(gram, y, C / 2))[0])
     assert relative_difference(solve(rb.cvxpy_primal(same)[0], "ECOS"), 2 * svm_value) <= EXACT.objective
     trivial = np.column_stack([column, np.ones(25, dtype=np.int8), np.zeros(25, dtype=np.int8)])
     one_real = rb.BinaryApproachProblem(gram, trivial, C)
-    svm_value = solve(bsvm.primal_problem(bsvm.BinarySVMProblem(gram, y, C / (2 * q)))[0])
+    svm_value = solve(bsvm.cvxpy_primal(bsvm.BinarySVMProblem(gram, y, C / (2 * q)))[0])
     assert relative_difference(solve(rb.cvxpy_primal(one_real)[0], "ECOS"), 2 * svm_value) <= EXACT.objective
 
 

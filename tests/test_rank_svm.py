@@ -201,9 +201,10 @@ def test_two_labels_one_each_is_the_binary_c_svm():
     result = proximal_alm(problem, tol=1e-10)
     beta, b = problem.scatter(result.dual["alpha"]), result.primal["b"]
     svm = bsvm.BinarySVMProblem(gram, y, 2.0 * C, "hinge", "free")
-    svm_value = solve(bsvm.primal_problem(svm)[0], "CLARABEL")
+    svm_value = solve(bsvm.cvxpy_primal(svm)[0], "CLARABEL")
     assert relative_difference(rs.primal_objective(problem, beta, b), 0.5 * svm_value) <= EXACT.objective
-    svm_dual, svm_alpha = bsvm.dual_problem(svm)
+    svm_dual, svm_variables = bsvm.cvxpy_dual(svm)
+    svm_alpha = svm_variables["alpha"]
     solve(svm_dual, "CLARABEL")
     scores = rs.decision_function(beta, b, gram)
     svm_scores = gram @ (y * svm_alpha.value) + bsvm.bias_from_dual(svm, np.clip(svm_alpha.value, 0, 2 * C), svm_dual.constraints[-1].dual_value)

@@ -230,7 +230,7 @@ def test_precomputed_kernel_and_basis_only_inference_agree():
 
 def _binary_objective(gram, y, C):
     problem = bsvm.BinarySVMProblem(gram, y, C, loss="squared_hinge", bias="none")
-    return solve(bsvm.primal_problem(problem)[0])
+    return solve(bsvm.cvxpy_primal(problem)[0])
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])

@@ -30,7 +30,7 @@ import numpy as np
 from mlsvm.formulations.evaluation import qp_residuals
 from mlsvm.kernels import gram_factor
 
-__all__ = ["LOSSES", "BIASES", "BinarySVMProblem", "primal_problem", "dual_problem",
+__all__ = ["LOSSES", "BIASES", "BinarySVMProblem", "cvxpy_primal", "cvxpy_dual",
            "primal_objective", "dual_objective", "decision_from_dual", "bias_from_dual"]
 
 LOSSES = ("hinge", "squared_hinge")
@@ -77,8 +77,8 @@ class BinarySVMProblem:
         return self.gram + 1.0 if self.bias == "regularized" else self.gram
 
 
-def primal_problem(problem: BinarySVMProblem):
-    """CVXPY primal. Returns ``(cp.Problem, variables)`` with variables ``v`` (coordinates of w in
+def cvxpy_primal(problem: BinarySVMProblem):
+    """CVXPY primal (a minimisation). Returns ``(cp.Problem, variables)`` with variables ``v`` (coordinates of w in
     the factor basis), ``b`` and ``xi``; the decision values on the training set are ``L v + b``.
 
     Parameters
@@ -99,9 +99,10 @@ def primal_problem(problem: BinarySVMProblem):
     return cvx, {"v": v, "b": b, "xi": xi, "factor": factor}
 
 
-def dual_problem(problem: BinarySVMProblem):
-    """CVXPY dual as a minimisation of the negated dual objective. Returns ``(cp.Problem, alpha)``;
-    the dual optimum is ``−problem.value``.
+def cvxpy_dual(problem: BinarySVMProblem):
+    """CVXPY dual as a minimisation of the negated dual objective. Returns
+    ``(cp.Problem, {"alpha"})``; the dual optimum is ``−problem.value``; for a free bias the last
+    constraint is the equality ``yᵀα = 0``, whose multiplier is ``b``.
 
     Parameters
     ----------
@@ -118,7 +119,7 @@ def dual_problem(problem: BinarySVMProblem):
         quadratic = quadratic + cp.sum_squares(alpha) / (4.0 * problem.C)
     if problem.bias == "free":
         constraints.append(problem.y @ alpha == 0)
-    return cp.Problem(cp.Minimize(quadratic - cp.sum(alpha)), constraints), alpha
+    return cp.Problem(cp.Minimize(quadratic - cp.sum(alpha)), constraints), {"alpha": alpha}
 
 
 def primal_objective(problem: BinarySVMProblem, coef: np.ndarray, b: float) -> float:

@@ -24,20 +24,20 @@ Stop rule (stated, absolute on scaled quantities): stop when the complementarity
 ``(λᵀz_l + (β−λ)ᵀz_u) / (1 + |objective|)`` and the ∞-norms of the stationarity residual (scaled
 by ``1 + ‖Qλ‖ + 1``), of the mass residual ``Σ λ − ν`` (scaled by ``1 + ν``) and of the ν
 stationarity are all ≤ ``tol``. The complementarity gap bounds the QP duality gap once the
-residuals vanish. Reaching ``max_iter`` warns with the value reached.
+residuals vanish. The iterations are the shared Mehrotra loop
+:func:`mlsvm.solvers.ipm_tools.box_qp_ipm`: reaching ``max_iter`` warns with the value reached, a
+stall (no progress, a non-finite step) warns as one; both return the best iterate.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.lapack import dpotrs as potrs
 
 from mlsvm.formulations import ovn
-from mlsvm.solvers.ipm_tools import max_step, ridged_cholesky
-from mlsvm.solvers.result import SolverResult, warn_not_converged, warn_stalled
+from mlsvm.solvers.ipm_tools import Measure, box_qp_ipm, ridged_cholesky
+from mlsvm.solvers.result import SolverResult
 
 __all__ = ["equal_mass_ipm", "solve_ipm"]
 
@@ -210,13 +210,72 @@ def _dense_system(system, d, E):
     return dense, dense.apply_inverse(E.T)
 
 
+class _EqualMassQP:
+    """The QP of the module docstring for :func:`~mlsvm.solvers.ipm_tools.box_qp_ipm`: the free
+    variables are ``(y, ν)``; the equal-mass rows and ν are eliminated through a (K+1) × (K+1)
+    Schur system after one solve ``H⁻¹Eᵀ`` per iteration."""
+
+    def __init__(self, system, groups, n_groups, nu_weight):
+        self.system, self.K, self.nu_weight = system, n_groups, nu_weight
+        self.E = np.zeros((n_groups, groups.size))
+        self.E[groups, np.arange(groups.size)] = 1.0
+
+    def measure(self, iterate):
+        lam, E, K = iterate.alpha, self.E, self.K
+        y, nu = iterate.free[:K], iterate.free[K]
+        Qlam = self.system.matvec(lam)
+        gradient = Qlam - 1.0 + E.T @ y
+        r_dual = gradient - iterate.lower + iterate.upper
+        self.r_nu = self.nu_weight * nu - y.sum()
+        self.r_mass = E @ lam - nu
+        complementarity = float(lam @ iterate.lower + iterate.slack @ iterate.upper)
+        objective = 0.5 * float(lam @ Qlam) - float(lam.sum()) + 0.5 * self.nu_weight * nu * nu
+        gap = complementarity / (1.0 + abs(objective))
+        residual = max(np.max(np.abs(r_dual)) / (1.0 + np.max(np.abs(Qlam)) + 1.0),
+                       np.max(np.abs(self.r_mass)) / (1.0 + abs(nu)), abs(self.r_nu) / (1.0 + np.max(np.abs(y))))
+        # dual: the Lagrangian at the iterate, a lower bound on the objective once the residuals vanish
+        return Measure(objective, objective - complementarity, max(gap, residual), gradient,
+                       {"gap": gap, "residual": residual})
+
+    def factorize(self, d):
+        self.barrier = d
+        try:
+            self.system.factor(d)
+            self.HE, accurate = _solve(self.system, d, self.E.T)
+        except LinAlgError:
+            if not self.system.refine:
+                raise
+            accurate = False
+        if not accurate:  # continue with the dense T × T system (positive definite up to a ridge)
+            self.system, self.HE = _dense_system(self.system, d, self.E)
+
+    def solve(self, g):
+        K, E = self.K, self.E
+        Hg, accurate = _solve(self.system, self.barrier, g)
+        if not accurate:
+            self.system, self.HE = _dense_system(self.system, self.barrier, E)
+            Hg = _solve(self.system, self.barrier, g)[0]
+        schur = np.zeros((K + 1, K + 1))
+        schur[:K, :K] = E @ self.HE
+        schur[:K, K] = 1.0
+        schur[K, :K] = -1.0
+        schur[K, K] = self.nu_weight
+        solution = np.linalg.solve(schur, np.append(E @ Hg + self.r_mass, -self.r_nu))
+        return Hg - self.HE @ solution[:K], solution
+
+    def point(self, iterate):
+        K = self.K
+        return ({"lambda": iterate.alpha, "nu": float(iterate.free[K])},
+                {"y": iterate.free[:K], "z_low": iterate.lower, "z_up": iterate.upper})
+
+
 def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
                    tol: float = 1e-9, max_iter: int = 100, Q_factor: np.ndarray | None = None,
-                   Q_coupled: tuple | None = None, callback=None, accept=None) -> SolverResult:
+                   Q_coupled: tuple | None = None, callback=None, certificate=None) -> SolverResult:
     """Solve the equal-mass box QP above. ``groups[t]`` is the group of variable t; every group
     must be non-empty (OvN: a class without members has the closed-form optimum of
     :func:`mlsvm.formulations.ovn.empty_class_solution`). Returns primal ``{"lambda", "nu"}`` and
-    dual ``{"y"}`` (the equal-mass multipliers).
+    dual ``{"y", "z_low", "z_up"}`` (the equal-mass and box multipliers).
 
     ``Q_factor`` (T × p, ``Q = Q_factor Q_factorᵀ``) may replace ``Q`` when p < T: each Newton
     system is then solved by Woodbury in p dimensions. ``Q_coupled = (s₀, s₁, F, sample)`` gives
@@ -224,10 +283,12 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     kernel, ``S = s₀I + s₁11ᵀ``, s₀ > 0), never formed: two nested Woodbury steps with d × d
     factorizations (:class:`_CoupledClassSystem`).
 
-    ``callback(n_iter, {"lambda", "nu"}, {"y"})`` sees every iterate; ``history`` has per iteration
-    ``gap`` (scaled complementarity), ``residual`` and ``stop_value`` (their maximum).
-    ``accept(lam, nu, y) -> bool``, if given, must also hold before the IPM stops (the caller's
-    own certificate); while it fails the IPM iterates on.
+    The iterations are the shared Mehrotra loop :func:`mlsvm.solvers.ipm_tools.box_qp_ipm` (its
+    stall detection included). ``callback(n_iter, primal, dual)`` sees every iterate in the names of
+    the result; ``history`` has per iteration ``primal`` (the QP objective), ``dual`` (the Lagrangian
+    at the iterate), ``gap`` (scaled complementarity), ``residual``, ``stop_value`` (their maximum)
+    and μ. ``certificate(primal, dual) -> float``, if given, must also be ≤ ``tol`` before the IPM
+    stops (the caller's own certificate, :class:`~mlsvm.solvers.result.CertifiedStop`).
 
     Parameters
     ----------
@@ -250,12 +311,11 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     Q_coupled : tuple or None, optional
         ``(s₀, s₁, F, sample)`` describing Q without forming it (OvN's linear kernel).
     callback : callable or None, optional
-        Called as ``callback(n_iter, {"lambda", "nu"}, {"y"})`` at every iterate.
-    accept : callable or None, optional
-        ``accept(lam, nu, y) -> bool``: the caller's certificate, which must also hold before the
-        IPM stops.
+        Called as ``callback(n_iter, primal, dual)`` at every iterate.
+    certificate : callable or None, optional
+        ``certificate(primal, dual) -> float``: the caller's certificate, which must also be ≤
+        ``tol`` before the IPM stops.
     """
-    start = time.perf_counter()
     if Q_coupled is not None:
         system = _CoupledClassSystem(*Q_coupled, groups)
     else:
@@ -264,103 +324,12 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     counts = np.bincount(groups, minlength=K)
     if np.any(counts == 0):
         raise ValueError(f"every group needs a member; groups {np.flatnonzero(counts == 0).tolist()} are empty")
-    E = np.zeros((K, T))
-    E[groups, np.arange(T)] = 1.0
-    lam = np.full(T, 0.5 * beta)
-    upper = np.full(T, 0.5 * beta)   # β − λ kept as its own variable: β − λ rounds to 0 near β
-    nu = float((E @ lam).mean())
-    y = np.zeros(K)
     scale = max(1.0, system.largest_diagonal() * beta)  # for PSD Q, max |Q_ij| is on the diagonal
-    z_low, z_up = np.full(T, scale), np.full(T, scale)
-    history = {"gap": [], "residual": [], "stop_value": []}
-    converged, stop_value, iteration = False, np.inf, 0
-    # round-off on a badly scaled problem (features ~1e6) can overflow a Newton step: that is a
-    # stall, detected below by a non-finite iterate, not a numpy warning for the user
-    stalled, last = False, (lam, upper, nu, y, z_low, z_up)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        for iteration in range(1, max_iter + 1):
-            Qlam = system.matvec(lam)
-            r_dual = Qlam - 1.0 + E.T @ y - z_low + z_up
-            r_nu = nu_weight * nu - y.sum()
-            r_mass = E @ lam - nu
-            complementarity = float(lam @ z_low + upper @ z_up)
-            objective = 0.5 * float(lam @ Qlam) - float(lam.sum()) + 0.5 * nu_weight * nu * nu
-            gap = complementarity / (1.0 + abs(objective))
-            residual = max(np.max(np.abs(r_dual)) / (1.0 + np.max(np.abs(Qlam)) + 1.0),
-                           np.max(np.abs(r_mass)) / (1.0 + abs(nu)), abs(r_nu) / (1.0 + np.max(np.abs(y))))
-            stop_value = max(gap, residual)
-            history["gap"].append(gap)
-            history["residual"].append(residual)
-            history["stop_value"].append(stop_value)
-            if callback is not None:
-                callback(iteration, {"lambda": lam, "nu": nu}, {"y": y})
-            if stop_value <= tol and (accept is None or accept(lam, nu, y)):
-                converged = True
-                break
-            mu = complementarity / (2 * T)
-            barrier = z_low / lam + z_up / upper
-            try:
-                system.factor(barrier)
-                HE, accurate = _solve(system, barrier, E.T)
-            except LinAlgError:
-                if not system.refine:
-                    raise
-                accurate = False
-            if not accurate:  # continue with the dense T × T system (positive definite up to a ridge)
-                system, HE = _dense_system(system, barrier, E)
-
-            def newton(r_low, r_up):
-                nonlocal system, HE
-                g = -r_dual + r_low / lam - r_up / upper
-                Hg, accurate = _solve(system, barrier, g)
-                if not accurate:
-                    system, HE = _dense_system(system, barrier, E)
-                    Hg = _solve(system, barrier, g)[0]
-                schur = np.zeros((K + 1, K + 1))
-                schur[:K, :K] = E @ HE
-                schur[:K, K] = 1.0
-                schur[K, :K] = -1.0
-                schur[K, K] = nu_weight
-                solution = np.linalg.solve(schur, np.append(E @ Hg + r_mass, -r_nu))
-                d_y, d_nu = solution[:K], solution[K]
-                d_lam = Hg - HE @ d_y
-                d_zl = (r_low - z_low * d_lam) / lam
-                d_zu = (r_up + z_up * d_lam) / upper
-                return d_lam, d_nu, d_y, d_zl, d_zu
-
-            def step_length(d_lam, d_zl, d_zu):
-                return min(max_step(lam, d_lam), max_step(upper, -d_lam),
-                           max_step(z_low, d_zl), max_step(z_up, d_zu))
-
-            # predictor (affine scaling)
-            d_lam, _, _, d_zl, d_zu = newton(-lam * z_low, -upper * z_up)
-            step = step_length(d_lam, d_zl, d_zu)
-            mu_affine = float((lam + step * d_lam) @ (z_low + step * d_zl)
-                              + (upper - step * d_lam) @ (z_up + step * d_zu)) / (2 * T)
-            sigma = (mu_affine / mu) ** 3
-            # corrector (Mehrotra), same factorization
-            d_lam, d_nu, d_y, d_zl, d_zu = newton(sigma * mu - lam * z_low - d_lam * d_zl,
-                                                  sigma * mu - upper * z_up + d_lam * d_zu)
-            step = 0.995 * step_length(d_lam, d_zl, d_zu)
-            step = min(step, 1.0)
-            lam = lam + step * d_lam
-            upper = upper - step * d_lam
-            nu += step * d_nu
-            y = y + step * d_y
-            z_low = z_low + step * d_zl
-            z_up = z_up + step * d_zu
-            if not all(np.all(np.isfinite(v)) for v in (lam, upper, nu, y, z_low, z_up)):
-                stalled = True
-                lam, upper, nu, y, z_low, z_up = last
-                break
-            last = (lam, upper, nu, y, z_low, z_up)
-    if stalled:
-        warn_stalled("equal-mass IPM", STOP_RULE, stop_value, float("nan"), tol)
-    elif not converged:
-        warn_not_converged("equal-mass IPM", STOP_RULE, stop_value, tol, max_iter)
-    return SolverResult(primal={"lambda": lam, "nu": nu}, dual={"y": y, "z_low": z_low, "z_up": z_up},
-                        converged=converged, n_iter=iteration, stop_value=stop_value, stop_rule=STOP_RULE,
-                        solve_time=time.perf_counter() - start, history=history, solver="equal-mass-ipm")
+    # start: λ = β/2, ν the mean group mass, y = 0, box multipliers at the scale of Q·β
+    free = np.append(np.zeros(K), 0.5 * beta * counts.mean())
+    return box_qp_ipm(_EqualMassQP(system, groups, K, nu_weight), np.full(T, float(beta)), free, tol=tol,
+                      max_iter=max_iter, name="equal-mass IPM", stop_rule=STOP_RULE, certificate=certificate,
+                      callback=callback, multiplier=scale, solver="equal-mass-ipm")
 
 
 def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 100, callback=None) -> SolverResult:
@@ -399,7 +368,8 @@ def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 
     else:
         Q, coupled = ovn.dual_qp(problem)["P"][:T, :T], None
 
-    def point(lam, nu, y):
+    def point(qp_primal, qp_dual):
+        lam, nu, y = qp_primal["lambda"], qp_primal["nu"], qp_dual["y"]
         Lam = np.zeros(problem.Y.shape)
         Lam[sample, cls] = lam
         b = y - y.mean() if problem.b_constraint == "hard" else y.copy()
@@ -408,19 +378,19 @@ def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 
     objectives = {"primal": [], "dual": []}
 
     def record(iteration, qp_primal, qp_dual):
-        primal, dual = point(qp_primal["lambda"], qp_primal["nu"], qp_dual["y"])
+        primal, dual = point(qp_primal, qp_dual)
         objectives["primal"].append(ovn.primal_objective(problem, primal["coef"], primal["b"]))
         objectives["dual"].append(ovn.dual_objective(problem, dual["Lam"], dual["nu"]))
         if callback is not None:
             callback(iteration, primal, dual)
 
-    def certified(lam, nu, y):
-        evaluation = ovn.evaluate(problem, *point(lam, nu, y))
-        return abs(evaluation.relative_gap) <= tol and evaluation.max_kkt <= tol
+    def certificate(qp_primal, qp_dual):
+        evaluation = ovn.evaluate(problem, *point(qp_primal, qp_dual))
+        return max(abs(evaluation.relative_gap), evaluation.max_kkt)
 
     result = equal_mass_ipm(Q, cls, problem.n_classes, problem.beta, nu_weight, tol=tol, max_iter=max_iter,
-                            Q_coupled=coupled, callback=record, accept=certified)
-    primal, dual = point(result.primal["lambda"], result.primal["nu"], result.dual["y"])
+                            Q_coupled=coupled, callback=record, certificate=certificate)
+    primal, dual = point(result.primal, result.dual)
     result.primal, result.dual = primal, dual
     result.history.update(objectives)
     result.stop_rule = STOP_RULE + ", and the formulation's certificate (relative gap, scaled KKT) ≤ tol"

@@ -36,27 +36,27 @@ equality violation ``‖Aα‖∞ ≤ tol · max(1, ‖u‖∞)``; then the poin
 restored, biases uncentred) is graded by :func:`mlsvm.formulations.rank_svm.evaluate`, and the run
 stops only when that relative gap and every scaled KKT residual are ``≤ tol`` too: the gap alone
 can pass while the complementarity residual does not (measured: gap 6.6e-9, complementarity
-1.1e-8 on 120 emotions instances at tol 1e-8). Reaching ``max_iter`` warns with the value reached.
+1.1e-8 on 120 emotions instances at tol 1e-8). The iterations are the shared Mehrotra loop
+:func:`mlsvm.solvers.ipm_tools.box_qp_ipm`: reaching ``max_iter`` warns with the value reached; a
+stall (no new best stopping value in ten iterations, e.g. ``C = 1e8`` on yeast, where the
+iterates wander off once the Newton systems lose accuracy) warns as one and returns the best
+iterate.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from scipy.linalg import LinAlgError, cho_solve
+from scipy.linalg import cho_solve
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases, evaluate, restore_equalities
-from mlsvm.solvers.ipm_tools import max_step, packed_outer, ridged_cholesky
-from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
+from mlsvm.solvers.ipm_tools import Measure, box_qp_ipm, packed_outer, ridged_cholesky
+from mlsvm.solvers.result import SolverResult, relative_gap
 
 __all__ = ["interior_point", "MAX_SYSTEM_SIZE"]
 
 STOP_RULE = "relative duality gap, equality violation and scaled KKT residuals"
 #: the reduced Newton system has size Q(r+1) − 1; beyond this the ALM solver is the better choice
 MAX_SYSTEM_SIZE = 4000
-#: fraction of the step to the boundary
-STEP_FRACTION = 0.995
 
 
 class _ReducedNewton:
@@ -126,6 +126,44 @@ def _returned_point(problem: RankSVMProblem, alpha, slack, nu, mean, factor) -> 
     return {"beta": beta, "b": center_biases(nu - mean @ (factor.T @ beta))}, {"alpha": alpha}
 
 
+class _RankQP(_ReducedNewton):
+    """Problem 10 for :func:`~mlsvm.solvers.ipm_tools.box_qp_ipm`: the free variables are the
+    equality multipliers ν; the stopping value is ``max(|gap|, ‖Aα‖∞ / max(1, ‖u‖∞))``."""
+
+    def __init__(self, problem: RankSVMProblem, factor: np.ndarray, mean: np.ndarray):
+        super().__init__(problem, factor)
+        self.mean, self.scale = mean, max(1.0, float(np.max(problem.upper)))
+
+    def measure(self, iterate):
+        problem, alpha, nu = self.problem, iterate.alpha, iterate.free
+        weights = self.factor.T @ problem.scatter(alpha)                      # W = Lᵀβ, r × Q
+        margins = problem.gather(self.factor @ weights + nu[None, :])         # Pα + Aᵀν
+        self.balance = problem.equality @ alpha
+        quadratic = float(np.sum(weights * weights))
+        primal = 0.5 * quadratic + float(problem.upper @ np.maximum(0.0, 1.0 - margins))
+        dual = float(alpha.sum()) - 0.5 * quadratic
+        gap = relative_gap(primal, dual)
+        violation = float(np.max(np.abs(self.balance)))
+        return Measure(primal, dual, max(abs(gap), violation / self.scale), margins - 1.0,
+                       {"relative_gap": gap, "equality_violation": violation})
+
+    def factorize(self, d):
+        super().factorize(1.0 / d)
+
+    def solve(self, rhs):
+        return super().solve(rhs, self.balance)
+
+    def point(self, iterate):
+        return _returned_point(self.problem, iterate.alpha, iterate.slack, iterate.free, self.mean, self.factor)
+
+
+def _certificate(problem: RankSVMProblem):
+    def certificate(primal, dual):
+        evaluation = evaluate(problem, primal, dual)
+        return max(abs(evaluation.relative_gap), evaluation.max_kkt)
+    return certificate
+
+
 def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 1e-8,
                    max_iter: int = 100, callback=None) -> SolverResult:
     """Solve the Rank-SVM dual to relative duality gap ``tol`` (module docstring).
@@ -133,10 +171,9 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
     ``factor``: ``L`` (n × r) with ``K = LLᵀ``; ``Q(r+1) − 1`` must not exceed
     :data:`MAX_SYSTEM_SIZE`. ``max_iter`` bounds the interior-point iterations. Returns
     ``primal = {"beta", "b"}``, ``dual = {"alpha"}``; ``history`` has per iteration the primal
-    and dual objectives, the stopping value (``max(|gap|, violation / max(1, ‖u‖∞))``, and once that is ≤ ``tol`` the
-    returned point's ``max(|relative gap|, KKT residuals)``), the relative
+    and dual objectives, the stopping value ``max(|gap|, violation / max(1, ‖u‖∞))``, the relative
     gap, the equality violation and the barrier parameter μ. ``callback(iteration, primal, dual)``
-    is called each iteration with the current point as dicts of the same names.
+    is called each iteration with the point the solver would return there (equalities restored).
 
     Parameters
     ----------
@@ -152,7 +189,6 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
         Called as ``callback(iteration, primal, dual)`` with the current point, in the names of the
         result.
     """
-    start = time.perf_counter()
     factor = np.asarray(factor, dtype=np.float64)
     if factor.ndim != 2 or factor.shape[0] != problem.n_samples:
         raise ValueError(f"factor must have shape ({problem.n_samples}, r); got {factor.shape}")
@@ -160,85 +196,12 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
     if size > MAX_SYSTEM_SIZE:
         raise ValueError(f"factor has rank {factor.shape[1]}: the Newton system would have size {size} "
                          f"> {MAX_SYSTEM_SIZE}; use mlsvm.solvers.rank_svm_alm.proximal_alm")
-    upper, T = problem.upper, problem.n_pairs
     # Work with the centred factor L_c = L − 1mᵀ (m the mean row). On the feasible set (Σ_i β_ki = 0)
     # L_cᵀβ = Lᵀβ, so Problem 10 is unchanged; in the primal, L_cW + 1cᵀ = LW + 1bᵀ with
     # b = c − Wᵀm. Off the feasible set the uncentred dual carries a term ½‖m(Aα)ᵀ‖² that acts
     # like a penalty of weight ‖m‖² on the equalities: with features around 1e4 it stalled the
     # equality violation at 1e-2 and made the Newton system singular to round-off.
     mean = factor.mean(axis=0)
-    factor = factor - mean
-    newton = _ReducedNewton(problem, factor)
-    alpha, slack = 0.5 * upper, 0.5 * upper      # slack u − α kept as its own variable (see below)
-    lower_mult, upper_mult = np.ones(T), np.ones(T)
-    nu = np.zeros(problem.n_labels)
-    scale = max(1.0, float(np.max(upper)))
-    history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": [], "equality_violation": [], "mu": []}
-    stop_value, converged = np.inf, False
-    for iteration in range(1, max_iter + 1):
-        beta = problem.scatter(alpha)
-        weights = factor.T @ beta                                  # W = Lᵀβ, r × Q
-        margins = problem.gather(factor @ weights + nu[None, :])   # Pα + Aᵀν
-        balance = problem.equality @ alpha
-        quadratic = float(np.sum(weights * weights))
-        primal = 0.5 * quadratic + float(upper @ np.maximum(0.0, 1.0 - margins))
-        dual = float(alpha.sum()) - 0.5 * quadratic
-        gap = relative_gap(primal, dual)
-        violation = float(np.max(np.abs(balance)))
-        mu = float(alpha @ lower_mult + slack @ upper_mult) / (2 * T)
-        stop_value = max(abs(gap), violation / scale)
-        if stop_value <= tol:   # grade the point that would be returned (module docstring)
-            certificate = evaluate(problem, *_returned_point(problem, alpha, slack, nu, mean, factor))
-            stop_value = max(abs(certificate.relative_gap), certificate.max_kkt)
-            converged = stop_value <= tol
-        for key, value in zip(history, (primal, dual, stop_value, gap, violation, mu)):
-            history[key].append(value)
-        if callback is not None:   # b = c − Wᵀm in the uncentred coordinates (see above)
-            callback(iteration, {"beta": beta, "b": center_biases(nu - mean @ weights)}, {"alpha": alpha})
-        if converged:
-            break
-        dual_residual = margins - 1.0 - lower_mult + upper_mult
-        try:
-            newton.factorize(1.0 / (lower_mult / alpha + upper_mult / slack))
-        except LinAlgError as error:
-            raise RuntimeError(f"interior point: the reduced Newton system is not positive definite "
-                               f"at iteration {iteration} ({error})") from error
-
-        def direction(target_lower, target_upper):
-            rhs = -dual_residual + target_lower / alpha - lower_mult - target_upper / slack + upper_mult
-            d_alpha, d_nu = newton.solve(rhs, balance)
-            d_lower = (target_lower - alpha * lower_mult - lower_mult * d_alpha) / alpha
-            d_upper = (target_upper - slack * upper_mult + upper_mult * d_alpha) / slack
-            return d_alpha, d_nu, d_lower, d_upper
-
-        def step_lengths(d_alpha, d_lower, d_upper):
-            primal_step = min(max_step(alpha, d_alpha), max_step(slack, -d_alpha))
-            dual_step = min(max_step(lower_mult, d_lower), max_step(upper_mult, d_upper))
-            return primal_step, dual_step
-
-        # predictor (affine scaling), then Mehrotra's corrector with σ = (μ_aff/μ)³
-        zeros = np.zeros(T)
-        d_alpha, _, d_lower, d_upper = direction(zeros, zeros)
-        primal_step, dual_step = step_lengths(d_alpha, d_lower, d_upper)
-        mu_affine = float((alpha + primal_step * d_alpha) @ (lower_mult + dual_step * d_lower)
-                          + (slack - primal_step * d_alpha) @ (upper_mult + dual_step * d_upper)) / (2 * T)
-        sigma = (mu_affine / mu) ** 3
-        d_alpha, d_nu, d_lower, d_upper = direction(sigma * mu - d_alpha * d_lower,
-                                                    sigma * mu + d_alpha * d_upper)
-        primal_step, dual_step = step_lengths(d_alpha, d_lower, d_upper)
-        # one step length for (α, ν, z, y): the equality residual and the dual residual then
-        # shrink by the same factor, and Pα + Aᵀν stays consistent with the margins
-        step = STEP_FRACTION * min(primal_step, dual_step)
-        # updating s = u − α by its own step (not recomputing u − α) keeps a variable close to
-        # its upper bound strictly interior: u − α would round to 0 there
-        alpha = alpha + step * d_alpha
-        slack = slack - step * d_alpha
-        nu = nu + step * d_nu
-        lower_mult = lower_mult + step * d_lower
-        upper_mult = upper_mult + step * d_upper
-    if not converged:
-        warn_not_converged("Rank-SVM interior point", STOP_RULE, stop_value, tol, max_iter)
-    primal_point, dual_point = _returned_point(problem, alpha, slack, nu, mean, factor)
-    return SolverResult(primal=primal_point, dual=dual_point, converged=converged, n_iter=iteration,
-                        stop_value=stop_value, stop_rule=STOP_RULE,
-                        solve_time=time.perf_counter() - start, history=history, solver="ipm")
+    return box_qp_ipm(_RankQP(problem, factor - mean, mean), problem.upper, np.zeros(problem.n_labels),
+                      tol=tol, max_iter=max_iter, name="Rank-SVM interior point", stop_rule=STOP_RULE,
+                      certificate=_certificate(problem), callback=callback)

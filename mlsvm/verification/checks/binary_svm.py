@@ -31,7 +31,8 @@ def cvxpy_dual(problem: bsvm.BinarySVMProblem, backend: str) -> FitReport:
     """The CVXPY dual, graded on its recovered primal point (reference backend), or, for a
     cross-check backend, on the optimal value it reports (SPEC §3: backends agree on the value)."""
     start = time.perf_counter()
-    cvx, alpha = bsvm.dual_problem(problem)
+    cvx, variables = bsvm.cvxpy_dual(problem)
+    alpha = variables["alpha"]
     optimum = -solve(cvx, backend)
     multiplier = cvx.constraints[-1].dual_value if problem.bias == "free" else None
     value = np.clip(alpha.value, 0.0, problem.C if problem.loss == "hinge" else None)
@@ -82,7 +83,7 @@ def checks(quick: bool) -> list[Check]:
         name = f"{reference.name}/{kernel}/{problem.loss}/{problem.bias}-bias"
 
         def ground_truth(problem=problem):
-            cvx, _ = bsvm.primal_problem(problem)
+            cvx, _ = bsvm.cvxpy_primal(problem)
             return solve(cvx, "CLARABEL")
 
         def dual_row(problem=problem, name=name, backend="CLARABEL", truth=ground_truth):

@@ -63,7 +63,7 @@ def crosscheck_report(problem, backend) -> FitReport:
 def binary_svm_report(gram: np.ndarray, y: np.ndarray, C: float) -> FitReport:
     """Q = 1: twice the binary C-SVM optimum with ``C_svm = C/2`` (CVXPY, Clarabel)."""
     start = time.perf_counter()
-    cvx, _ = bsvm.primal_problem(bsvm.BinarySVMProblem(gram, y, C / 2.0))
+    cvx, _ = bsvm.cvxpy_primal(bsvm.BinarySVMProblem(gram, y, C / 2.0))
     value = 2.0 * solve(cvx, "CLARABEL")
     return FitReport(value, float("nan"), {}, 0, True, time.perf_counter() - start, "binary-svm")
 
