@@ -40,9 +40,12 @@ class UncenteredDataWarning(UserWarning):
 
     Parameters
     ----------
-    *args : object
-        The warning message (as for any ``Warning``).
+    message : str
+        What was found and what to do.
     """
+
+    def __init__(self, message: str):
+        super().__init__(message)
 
 
 def _origin_ratio(X) -> float:
