@@ -133,6 +133,7 @@ class _CoupledClassSystem:
             self.members = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         else:
             self.members = [np.flatnonzero(groups == k) for k in range(K)]
+        self.features, self.sample = features, sample
         self.rows = features[sample]
         self.blocks = [self.rows[rows] for rows in self.members]
 
@@ -150,8 +151,10 @@ class _CoupledClassSystem:
         return self._expand(self.s0 * projected + self.s1 * projected.sum(axis=0)).reshape(v.shape)
 
     def dense(self):
-        coupling = self.s0 * (self.groups[:, None] == self.groups[None, :]) + self.s1
-        return _DenseSystem(coupling * (self.rows @ self.rows.T))
+        """The fallback when a Woodbury solve loses accuracy (1/D spans ~16 decades near the optimum):
+        the class-block system on the Gram matrix ``FFᵀ`` (n × n), backward stable for ``s₁ = 0`` and
+        itself falling back to the dense T × T matrix only if its own refined solves fail."""
+        return _ClassBlockSystem(self.s0, self.s1, self.features @ self.features.T, self.sample, self.groups)
 
     def largest_diagonal(self):
         return (self.s0 + self.s1) * float(np.max(np.einsum("ij,ij->i", self.rows, self.rows)))
@@ -283,10 +286,20 @@ def _solve(system, d, rhs):
 
 
 def _dense_system(system, d, E):
-    """Switch a Woodbury system that lost accuracy (or definiteness) to the dense Newton matrix."""
+    """Switch a Woodbury system that lost accuracy (or definiteness) to the next, more stable one
+    (``system.dense()``: nested Woodbury → class blocks → the dense T × T Newton matrix), going
+    further down the chain while the new system's refined solve of ``H⁻¹Eᵀ`` misses its check."""
     dense = system.dense()
-    dense.factor(d)
-    return dense, dense.apply_inverse(E.T)
+    try:
+        dense.factor(d)
+        HE, accurate = _solve(dense, d, E.T)
+    except LinAlgError:
+        if not dense.refine:
+            raise
+        accurate = False
+    if not accurate:
+        return _dense_system(dense, d, E)
+    return dense, HE
 
 
 def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
