@@ -32,7 +32,8 @@ stall (no progress, a non-finite step) warns as one; both return the best iterat
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lu_factor, lu_solve
+from scipy.linalg.lapack import dpotri as potri
 from scipy.linalg.lapack import dpotrs as potrs
 
 from mlsvm.formulations import ovn
@@ -132,6 +133,7 @@ class _CoupledClassSystem:
             self.members = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         else:
             self.members = [np.flatnonzero(groups == k) for k in range(K)]
+        self.features, self.sample = features, sample
         self.rows = features[sample]
         self.blocks = [self.rows[rows] for rows in self.members]
 
@@ -149,8 +151,10 @@ class _CoupledClassSystem:
         return self._expand(self.s0 * projected + self.s1 * projected.sum(axis=0)).reshape(v.shape)
 
     def dense(self):
-        coupling = self.s0 * (self.groups[:, None] == self.groups[None, :]) + self.s1
-        return _DenseSystem(coupling * (self.rows @ self.rows.T))
+        """The fallback when a Woodbury solve loses accuracy (1/D spans ~16 decades near the optimum):
+        the class-block system on the Gram matrix ``FFᵀ`` (n × n), backward stable for ``s₁ = 0`` and
+        itself falling back to the dense T × T matrix only if its own refined solves fail."""
+        return _ClassBlockSystem(self.s0, self.s1, self.features @ self.features.T, self.sample, self.groups)
 
     def largest_diagonal(self):
         return (self.s0 + self.s1) * float(np.max(np.einsum("ij,ij->i", self.rows, self.rows)))
@@ -184,6 +188,84 @@ class _CoupledClassSystem:
         return (first - self._inverse_d[:, None] * self._expand(coefficients)).reshape(rhs.shape)
 
 
+class _ClassBlockSystem:
+    """``Q_ts = (s₀[k_t = k_s] + s₁) G_{i_t i_s}``, the OvN dual for any kernel with
+    ``S = s₀I + s₁11ᵀ``, never formed: ``Q = s₀·blockdiag_k(G[C_k, C_k]) + s₁PᵀGP`` with ``P`` the
+    n × T incidence ``P[i_t, t] = 1`` (membership t belongs to sample i_t).
+
+    * ``A = D + s₀·blockdiag(G[C_k, C_k])``: one Cholesky factorization per class, ``Σ_k |C_k|³/3``
+      flops and ``Σ_k |C_k|²`` memory instead of ``T³/3`` and ``T²`` (yeast: 1.2e9 against 8.5e10
+      flops, 35 MB against 320 MB). With ``s₁ = 0`` (soft w, α = 0, the default) ``H = A`` and this
+      is the whole solve, backward stable like the dense Cholesky (no refinement needed).
+    * ``s₁ ≠ 0`` (soft w with α ≠ 0, hard w): ``H = A + s₁PᵀGP``. With ``y = Px`` (n values),
+      ``Hx = r`` ⇔ ``(I + s₁WG) y = PA⁻¹r`` and ``x = A⁻¹(r − s₁PᵀGy)``, ``W = PA⁻¹Pᵀ`` (n × n,
+      from the explicit block inverses): one LU of an n × n matrix per iteration, ``O(n³)`` flops
+      and ``O(n²)`` memory, never ``T × T``. Solves are refined like every Woodbury solve.
+
+    ``matvec`` reads ``Q`` through the Gram matrix: ``(Qv)_t = (G V S)_{i_t k_t}`` with ``V`` the
+    n × K scatter of v (``O(n²K)`` per product)."""
+
+    def __init__(self, s0, s1, gram, sample, groups):
+        self.s0, self.s1, self.gram, self.sample, self.groups = float(s0), float(s1), gram, sample, groups
+        self.n, self.K = gram.shape[0], int(groups.max()) + 1
+        self.members = [np.flatnonzero(groups == k) for k in range(self.K)]
+        self.refine = self.s1 != 0.0
+
+    def _scatter(self, v):  # (T, m) → (n, K·m): column block k·m.. holds class k's values
+        columns = v.shape[1]
+        V = np.zeros((self.n, self.K, columns))
+        V[self.sample, self.groups] = v
+        return V.reshape(self.n, self.K * columns)
+
+    def matvec(self, v):
+        columns = v.reshape(v.shape[0], -1)
+        GV = (self.gram @ self._scatter(columns)).reshape(self.n, self.K, -1)
+        mixed = self.s0 * GV + self.s1 * GV.sum(axis=1, keepdims=True)   # G V S with S = s₀I + s₁11ᵀ
+        return mixed[self.sample, self.groups].reshape(v.shape)
+
+    def dense(self):
+        coupling = self.s0 * (self.groups[:, None] == self.groups[None, :]) + self.s1
+        return _DenseSystem(coupling * self.gram[np.ix_(self.sample, self.sample)])
+
+    def largest_diagonal(self):
+        return (self.s0 + self.s1) * float(np.max(np.diag(self.gram)[self.sample]))
+
+    def factor(self, d):
+        self._factors = []
+        for rows in self.members:
+            block = self.s0 * self.gram[np.ix_(self.sample[rows], self.sample[rows])]
+            block[np.diag_indices_from(block)] += d[rows]
+            self._factors.append(ridged_cholesky(block))
+        if self.s1 != 0.0:
+            W = np.zeros((self.n, self.n))
+            for rows, (factor, lower) in zip(self.members, self._factors):
+                inverse, info = potri(factor, lower=lower)
+                if info != 0:
+                    raise LinAlgError(f"inverting a class block failed (potri info {info})")
+                inverse = np.tril(inverse) + np.tril(inverse, -1).T
+                points = self.sample[rows]
+                W[np.ix_(points, points)] += inverse
+            coupled = self.s1 * (W @ self.gram)
+            coupled[np.diag_indices_from(coupled)] += 1.0
+            self._lu = lu_factor(coupled, check_finite=False)
+
+    def _block_solve(self, columns):  # A⁻¹ columns, class by class
+        out = np.empty_like(columns)
+        for rows, (factor, lower) in zip(self.members, self._factors):
+            out[rows] = potrs(factor, columns[rows], lower=lower)[0]
+        return out
+
+    def apply_inverse(self, rhs):
+        columns = rhs.reshape(rhs.shape[0], -1)
+        first = self._block_solve(columns)
+        if self.s1 != 0.0:
+            projected = np.zeros((self.n, columns.shape[1]))
+            np.add.at(projected, self.sample, first)                       # P A⁻¹ r
+            y = lu_solve(self._lu, projected, check_finite=False)
+            first = first - self.s1 * self._block_solve((self.gram @ y)[self.sample])
+        return first.reshape(rhs.shape)
+
+
 def _solve(system, d, rhs):
     """``H⁻¹ rhs`` with ``H = Q + diag(d)``. Woodbury carries ``1/d``, which spans many decades near
     the optimum: its solutions get iterative refinement until the residual is ≤ ``REFINEMENT_TARGET``
@@ -204,10 +286,20 @@ def _solve(system, d, rhs):
 
 
 def _dense_system(system, d, E):
-    """Switch a Woodbury system that lost accuracy (or definiteness) to the dense Newton matrix."""
+    """Switch a Woodbury system that lost accuracy (or definiteness) to the next, more stable one
+    (``system.dense()``: nested Woodbury → class blocks → the dense T × T Newton matrix), going
+    further down the chain while the new system's refined solve of ``H⁻¹Eᵀ`` misses its check."""
     dense = system.dense()
-    dense.factor(d)
-    return dense, dense.apply_inverse(E.T)
+    try:
+        dense.factor(d)
+        HE, accurate = _solve(dense, d, E.T)
+    except LinAlgError:
+        if not dense.refine:
+            raise
+        accurate = False
+    if not accurate:
+        return _dense_system(dense, d, E)
+    return dense, HE
 
 
 class _EqualMassQP:
@@ -271,7 +363,8 @@ class _EqualMassQP:
 
 def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta: float, nu_weight: float = 0.0,
                    tol: float = 1e-9, max_iter: int = 100, Q_factor: np.ndarray | None = None,
-                   Q_coupled: tuple | None = None, callback=None, certificate=None) -> SolverResult:
+                   Q_coupled: tuple | None = None, callback=None, certificate=None,
+                   Q_kernel: tuple | None = None) -> SolverResult:
     """Solve the equal-mass box QP above. ``groups[t]`` is the group of variable t; every group
     must be non-empty (OvN: a class without members has the closed-form optimum of
     :func:`mlsvm.formulations.ovn.empty_class_solution`). Returns primal ``{"lambda", "nu"}`` and
@@ -281,7 +374,9 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     system is then solved by Woodbury in p dimensions. ``Q_coupled = (s₀, s₁, F, sample)`` gives
     ``Q_ts = (s₀[groups[t] = groups[s]] + s₁)⟨F[sample[t]], F[sample[s]]⟩`` (OvN with a linear
     kernel, ``S = s₀I + s₁11ᵀ``, s₀ > 0), never formed: two nested Woodbury steps with d × d
-    factorizations (:class:`_CoupledClassSystem`).
+    factorizations (:class:`_CoupledClassSystem`). ``Q_kernel = (s₀, s₁, G, sample)`` gives the same
+    Q through an n × n Gram matrix ``G`` (any kernel), never formed: one Cholesky factorization per
+    group and, when ``s₁ ≠ 0``, one n × n LU (:class:`_ClassBlockSystem`).
 
     The iterations are the shared Mehrotra loop :func:`mlsvm.solvers.ipm_tools.box_qp_ipm` (its
     stall detection included). ``callback(n_iter, primal, dual)`` sees every iterate in the names of
@@ -293,7 +388,7 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     Parameters
     ----------
     Q : array of shape (T, T) or None
-        The PSD matrix of the QP; None when ``Q_factor`` or ``Q_coupled`` gives it.
+        The PSD matrix of the QP; None when ``Q_factor``, ``Q_coupled`` or ``Q_kernel`` gives it.
     groups : array of int of shape (T,)
         ``groups[t]`` is the group of variable t.
     n_groups : int
@@ -315,9 +410,13 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     certificate : callable or None, optional
         ``certificate(primal, dual) -> float``: the caller's certificate, which must also be ≤
         ``tol`` before the IPM stops.
+    Q_kernel : tuple or None, optional
+        ``(s₀, s₁, G, sample)`` describing Q through a Gram matrix without forming it (OvN, any kernel).
     """
     if Q_coupled is not None:
         system = _CoupledClassSystem(*Q_coupled, groups)
+    elif Q_kernel is not None:
+        system = _ClassBlockSystem(*Q_kernel, groups)
     else:
         system = _DenseSystem(Q) if Q_factor is None else _LowRankSystem(Q_factor)
     T, K = groups.size, n_groups
@@ -362,11 +461,12 @@ def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 
     nu_weight = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0
     features = problem.features
     s0, s1 = ovn.dual_metric_coefficients(problem)
+    coupled = blocks = None
     if features is not None and problem.n_classes * features.shape[1] < T and s0 > 0:
         # linear kernel, K·d < T: Newton systems by nested Woodbury on Q = (s₀I + s₁11ᵀ) ⊗ XXᵀ
-        Q, coupled = None, (s0, s1, features, sample)
-    else:
-        Q, coupled = ovn.dual_qp(problem)["P"][:T, :T], None
+        coupled = (s0, s1, features, sample)
+    else:  # any kernel: per-class Cholesky blocks of s₀G[C_k, C_k] + D, the s₁ coupling through n × n
+        blocks = (s0, s1, problem.gram, sample)
 
     def point(qp_primal, qp_dual):
         lam, nu, y = qp_primal["lambda"], qp_primal["nu"], qp_dual["y"]
@@ -388,8 +488,8 @@ def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 
         evaluation = ovn.evaluate(problem, *point(qp_primal, qp_dual))
         return max(abs(evaluation.relative_gap), evaluation.max_kkt)
 
-    result = equal_mass_ipm(Q, cls, problem.n_classes, problem.beta, nu_weight, tol=tol, max_iter=max_iter,
-                            Q_coupled=coupled, callback=record, certificate=certificate)
+    result = equal_mass_ipm(None, cls, problem.n_classes, problem.beta, nu_weight, tol=tol, max_iter=max_iter,
+                            Q_coupled=coupled, callback=record, certificate=certificate, Q_kernel=blocks)
     primal, dual = point(result.primal, result.dual)
     result.primal, result.dual = primal, dual
     result.history.update(objectives)
