@@ -20,20 +20,27 @@ with the largest violation against the best partner of their class.
 
 Sub-problem. The QP restricted to the working set W, the other pairs fixed, with the equalities
 ``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
-active-set rounds (:func:`_active_set`: one least-squares KKT solve on the free set per round,
-accepted only as a checked KKT point of the sub-problem), else by a dense Mehrotra interior point
-(:func:`_subproblem`, one Cholesky of ``|W| × |W|`` per iteration) whose answer is polished on its
-active set (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of
-a bound are put on it and the equality residual this leaves is removed on the free pairs of W.
-A sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
+active-set rounds (:func:`_active_set`: one KKT solve on the free set per round — a quasi-definite
+regularised LU with iterative refinement, :func:`_equality_qp` —, accepted only as a checked KKT
+point of the sub-problem), else by a dense Mehrotra interior point (:func:`_subproblem`, one
+Cholesky of ``|W| × |W|`` per iteration) whose answer is polished on its active set
+(:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of a bound
+are put on it and the equality residual this leaves is removed on the free pairs of W. A
+sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
 instances in W: ``O(n |W| Q)``.
+
+Shrinking. Every :data:`CHECK_EVERY` iterations a full check gathers every pair's gradient from G
+(no kernel work), with least-squares biases (:func:`_least_squares_biases`) as the equality
+multipliers; the pairs on a bound whose reduced gradient points outward by more than the largest
+violation (LIBSVM's rule) are left out of the selection until the next full check, and all come
+back when the dual stagnates while the certificate fails. The certificate always uses all pairs.
 
 Stopping rule (exact, stated): the formulation's own relative duality gap
 ``(primal(β(α), b) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and** the largest scaled KKT
 residual of :func:`mlsvm.formulations.rank_svm.kkt_residuals` ``≤ tol``, with ``b`` the biases that
 minimise the primal for the current w (:func:`certified_biases`: the multipliers of the
-Frank–Wolfe LP, solved on the pairs near their bound switch). Each iteration records the dual, a
-primal at least-squares biases (an upper bound) and their relative gap; the certificate is
+Frank–Wolfe LP, solved on the pairs near their bound switch). Each full check records a primal
+at least-squares biases (an upper bound) and its relative gap to the dual; the certificate is
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
 warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix.
@@ -369,9 +376,10 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     ``problem``: :func:`mlsvm.formulations.rank_svm.make_problem` (its Gram matrix is used as
     is, any PSD kernel). ``alpha0``: a feasible warm start (``0 ≤ α ≤ u``, ``Aα = 0``; default 0).
     ``max_iter`` bounds the decomposition iterations. Returns ``primal = {"beta", "b"}``,
-    ``dual = {"alpha"}``; ``history`` has per iteration ``dual``, ``primal`` (at least-squares
-    biases, an upper bound of the optimum), ``stop_value`` (their relative gap), and the
-    ``certificate`` list of ``(iteration, relative gap, max KKT residual)`` evaluations.
+    ``dual = {"alpha"}``; ``history`` has per iteration ``dual``, per full check ``primal`` (at
+    least-squares biases, an upper bound of the optimum), ``stop_value`` (their relative gap) and
+    ``kept`` (pairs left to the selection by shrinking), and the ``certificate`` list of
+    ``(iteration, relative gap, max KKT residual)`` evaluations.
     ``callback(iteration, primal, dual)`` is called each iteration (``primal`` empty: the
     biases are only computed at a certificate; ``dual = {"alpha"}``).
 
@@ -499,14 +507,16 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         old = alpha[working]
         target = incidence @ old
         new = _active_set(hessian, gradient[working], incidence, old, upper[working])
-        if new is None:
+        exact = new is not None
+        if not exact:
             new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
         new = _snap_to_bounds(new, upper[working], incidence, target)
         change = new - old
         linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
-        # exact sub-problems near the end, and whenever the interior point's answer does not
-        # decrease f (its accuracy, ~μ, can exceed the decrease left, e.g. a pair 1e-9 from u)
-        if bound <= POLISH_BELOW or linear_term + 0.5 * curvature >= 0.0:
+        # the interior point's answers are polished (the active set's are exact KKT points already)
+        # near the end, and whenever they do not decrease f (their accuracy, ~μ, can exceed the
+        # decrease left, e.g. a pair 1e-9 from u)
+        if not exact and (bound <= POLISH_BELOW or linear_term + 0.5 * curvature >= 0.0):
             new = _polish(hessian, gradient[working], incidence, old, new, upper[working])
             new = _snap_to_bounds(new, upper[working], incidence, target)
             change = new - old
