@@ -31,9 +31,10 @@ instances in W: ``O(n |W| Q)``.
 
 Shrinking. Every :data:`CHECK_EVERY` iterations a full check gathers every pair's gradient from G
 (no kernel work), with least-squares biases (:func:`_least_squares_biases`) as the equality
-multipliers; the pairs on a bound whose reduced gradient points outward by more than the largest
-violation (LIBSVM's rule) are left out of the selection until the next full check, and all come
-back when the dual stagnates while the certificate fails. The certificate always uses all pairs.
+multipliers; the pairs on a bound whose reduced gradient points outward by more than
+:data:`SHRINK_MARGIN` times the largest violation (LIBSVM's rule with a margin: 0.1 measured 15 %
+faster than 1 on yeast RBF, same iterations) are left out of the selection until the next full
+check, and all come back when the dual stagnates while the certificate fails. The certificate always uses all pairs.
 
 Stopping rule (exact, stated): the formulation's own relative duality gap
 ``(primal(β(α), b) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and** the largest scaled KKT
@@ -70,6 +71,8 @@ SNAP = 1e-10
 STALL_ITERATIONS = 50
 #: iterations between full checks (every pair's gradient: primal bound, shrinking, certificate trigger)
 CHECK_EVERY = 10
+#: shrinking leaves out the pairs pushed outward by more than this times the largest violation
+SHRINK_MARGIN = 0.1
 #: the interior point's sub-problem answers are polished (:func:`_polish`) once the gap bound is below this
 POLISH_BELOW = 1e-3
 #: primal–dual active-set rounds tried on a sub-problem before the interior point
@@ -482,7 +485,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             inward = np.where(alpha < upper, np.maximum(-reduced, 0.0), 0.0)
             inward = np.maximum(inward, np.where(alpha > 0.0, np.maximum(reduced, 0.0), 0.0))
             outward = np.where(alpha <= 0.0, reduced, np.where(alpha >= upper, -reduced, -np.inf))
-            shrunk = outward > float(np.max(inward, initial=0.0))
+            shrunk = outward > SHRINK_MARGIN * float(np.max(inward, initial=0.0))
             if unshrink or not np.any(shrunk):
                 kept, view = None, classes
             else:
