@@ -56,7 +56,7 @@ def _resolve_fast(problem) -> str:
     """The linear kernel: the interior point when its Newton system is small
     (``Q(d+1) − 1 ≤ MAX_SYSTEM_SIZE``; its cost does not grow with the number of pairs), otherwise
     the ALM on the factor X (sparse X stays sparse). Other kernels: the working-set decomposition,
-    15–22× faster than the ALM where the ALM finishes (timings: docs/rank_svm.md)."""
+    faster than the ALM wherever both were measured (timings: docs/rank_svm.md)."""
     features = problem.features
     if features is None:
         return "decomposition"

@@ -20,20 +20,28 @@ with the largest violation against the best partner of their class.
 
 Sub-problem. The QP restricted to the working set W, the other pairs fixed, with the equalities
 ``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
-active-set rounds (:func:`_active_set`: one least-squares KKT solve on the free set per round,
-accepted only as a checked KKT point of the sub-problem), else by a dense Mehrotra interior point
-(:func:`_subproblem`, one Cholesky of ``|W| × |W|`` per iteration) whose answer is polished on its
-active set (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of
-a bound are put on it and the equality residual this leaves is removed on the free pairs of W.
-A sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
+active-set rounds (:func:`_active_set`: one KKT solve on the free set per round — a quasi-definite
+regularised LU with iterative refinement, :func:`_equality_qp` —, accepted only as a checked KKT
+point of the sub-problem), else by a dense Mehrotra interior point (:func:`_subproblem`, one
+Cholesky of ``|W| × |W|`` per iteration) whose answer is polished on its active set
+(:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of a bound
+are put on it and the equality residual this leaves is removed on the free pairs of W. A
+sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
 instances in W: ``O(n |W| Q)``.
+
+Shrinking. Every :data:`CHECK_EVERY` iterations a full check gathers every pair's gradient from G
+(no kernel work), with least-squares biases (:func:`_least_squares_biases`) as the equality
+multipliers; the pairs on a bound whose reduced gradient points outward by more than
+:data:`SHRINK_MARGIN` times the largest violation (LIBSVM's rule with a margin: 0.1 measured 15 %
+faster than 1 on yeast RBF, same iterations) are left out of the selection until the next full
+check, and all come back when the dual stagnates while the certificate fails. The certificate always uses all pairs.
 
 Stopping rule (exact, stated): the formulation's own relative duality gap
 ``(primal(β(α), b) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and** the largest scaled KKT
 residual of :func:`mlsvm.formulations.rank_svm.kkt_residuals` ``≤ tol``, with ``b`` the biases that
 minimise the primal for the current w (:func:`certified_biases`: the multipliers of the
-Frank–Wolfe LP, solved on the pairs near their bound switch). Each iteration records the dual, a
-primal at least-squares biases (an upper bound) and their relative gap; the certificate is
+Frank–Wolfe LP, solved on the pairs near their bound switch). Each full check records a primal
+at least-squares biases (an upper bound) and its relative gap to the dual; the certificate is
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
 warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix.
@@ -45,7 +53,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_solve, lstsq
+from scipy.linalg import cho_solve, lu_factor, lu_solve
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -61,6 +69,10 @@ STOP_RULE = "relative duality gap and scaled KKT residuals"
 SNAP = 1e-10
 #: iterations without a dual increase (while the certificate fails) that count as a stall
 STALL_ITERATIONS = 50
+#: iterations between full checks (every pair's gradient: primal bound, shrinking, certificate trigger)
+CHECK_EVERY = 10
+#: shrinking leaves out the pairs pushed outward by more than this times the largest violation
+SHRINK_MARGIN = 0.1
 #: the interior point's sub-problem answers are polished (:func:`_polish`) once the gap bound is below this
 POLISH_BELOW = 1e-3
 #: primal–dual active-set rounds tried on a sub-problem before the interior point
@@ -129,19 +141,36 @@ def _subproblem(hessian, linear, equality, target, upper):
 
 def _equality_qp(hessian, gradient, equality, old, candidate, free):
     """Change ``d`` minimising ``gᵀd + ½dᵀHd`` with ``Ed = 0``, the values off ``free`` fixed at
-    ``candidate``: the KKT system ``[H_FF E_Fᵀ; E_F 0][d_F; ν] = [−g_F − H_FB d_B; −E_B d_B]`` in
-    least squares (H may be singular along moves that change nothing). Returns ``(d, ν)``."""
+    ``candidate``: the KKT system ``[H_FF E_Fᵀ; E_F 0][d_F; ν] = [−g_F − H_FB d_B; −E_B d_B]``.
+
+    H may be singular (moves that change no score, e.g. a cycle of an instance's pairs) and the rows
+    of E are dependent (they sum to 0), so the system is factored with a quasi-definite
+    regularisation ``[H_FF + εI, E_Fᵀ; E_F, −εI]`` (one LU, ε = 1e-12 of H's largest diagonal entry)
+    and two steps of iterative refinement on the unregularised system remove ε's effect where the
+    system is consistent; the equality residual left is removed by the least-norm correction on the
+    free values (exact when the free values can balance the fixed ones). Returns ``(d, ν)``."""
     change = candidate - old
-    fixed = ~free
-    size, rows = int(free.sum()), equality.shape[0]
+    free_index, fixed_index = np.flatnonzero(free), np.flatnonzero(~free)
+    size, rows = free_index.size, equality.shape[0]
+    hessian_free = hessian[free_index]
+    equality_free = equality[:, free_index]
     system = np.zeros((size + rows, size + rows))
-    system[:size, :size] = hessian[np.ix_(free, free)]
-    system[:size, size:] = equality[:, free].T
-    system[size:, :size] = equality[:, free]
-    rhs = np.concatenate([-gradient[free] - hessian[np.ix_(free, fixed)] @ change[fixed],
-                          -equality[:, fixed] @ change[fixed]])
-    solution = lstsq(system, rhs, lapack_driver="gelsy", check_finite=False)[0]   # pivoted QR
-    change[free] = solution[:size]
+    system[:size, :size] = hessian_free[:, free_index]
+    system[:size, size:] = equality_free.T
+    system[size:, :size] = equality_free
+    rhs = np.concatenate([-gradient[free_index] - hessian_free[:, fixed_index] @ change[fixed_index],
+                          -equality[:, fixed_index] @ change[fixed_index]])
+    epsilon = 1e-12 * max(1.0, float(np.max(np.diagonal(system)[:size], initial=0.0)))
+    diagonal = np.r_[np.full(size, epsilon), np.full(rows, -epsilon)]
+    factor = lu_factor(system + np.diag(diagonal), check_finite=False)
+    solution = lu_solve(factor, rhs, check_finite=False)
+    for _ in range(2):
+        solution += lu_solve(factor, rhs - system @ solution, check_finite=False)
+    step = solution[:size]
+    residual = equality_free @ step - rhs[size:]
+    if rows and np.max(np.abs(residual)) > 1e-15 * max(1.0, float(np.max(np.abs(step), initial=0.0))):
+        step = step - equality_free.T @ (_pseudo_inverse(equality_free @ equality_free.T) @ residual)
+    change[free_index] = step
     return change, solution[size:]
 
 
@@ -296,6 +325,16 @@ class _Classes:
     def n_classes(self) -> int:
         return self.starts.size
 
+    def restrict(self, kept):
+        """The same grouping over the positions ``kept`` (sorted) only."""
+        view = _Classes.__new__(_Classes)
+        index = self.index[kept]
+        view.starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+        view.index = np.repeat(np.arange(view.starts.size), np.diff(np.r_[view.starts, index.size]))
+        view.orientation = self.orientation[kept]
+        view.order = None
+        return view
+
     def select(self, alpha, upper, gradient, size):
         """Positions (in class order) of the working set of the module docstring."""
         y = self.orientation
@@ -340,9 +379,10 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     ``problem``: :func:`mlsvm.formulations.rank_svm.make_problem` (its Gram matrix is used as
     is, any PSD kernel). ``alpha0``: a feasible warm start (``0 ≤ α ≤ u``, ``Aα = 0``; default 0).
     ``max_iter`` bounds the decomposition iterations. Returns ``primal = {"beta", "b"}``,
-    ``dual = {"alpha"}``; ``history`` has per iteration ``dual``, ``primal`` (at least-squares
-    biases, an upper bound of the optimum), ``stop_value`` (their relative gap), and the
-    ``certificate`` list of ``(iteration, relative gap, max KKT residual)`` evaluations.
+    ``dual = {"alpha"}``; ``history`` has per iteration ``dual``, per full check ``primal`` (at
+    least-squares biases, an upper bound of the optimum), ``stop_value`` (their relative gap) and
+    ``kept`` (pairs left to the selection by shrinking), and the ``certificate`` list of
+    ``(iteration, relative gap, max KKT residual)`` evaluations.
     ``callback(iteration, primal, dual)`` is called each iteration (``primal`` empty: the
     biases are only computed at a certificate; ``dual = {"alpha"}``).
 
@@ -387,7 +427,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     np.subtract.at(beta.ravel(), flat_irrelevant, alpha)
     kernel_beta = gram @ beta
     biases = np.zeros(n_labels)
-    history = {"dual": [], "primal": [], "stop_value": [], "certificate": []}
+    history = {"dual": [], "primal": [], "stop_value": [], "kept": [], "certificate": []}
     inverse = np.empty_like(order)
     inverse[order] = np.arange(order.size)
 
@@ -402,38 +442,63 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         return b, float(relative_gap(primal, dual)), kkt
 
     best_dual, stalled_for, next_check, certified = -np.inf, 0, 0, biases
-    converged, stalled, gap, kkt = False, False, np.inf, np.inf
+    converged, stalled, gap, kkt, bound = False, False, np.inf, np.inf, np.inf
+    kept, view = None, classes                  # shrinking: the pairs selection looks at
     for iteration in range(1, max_iter + 1):
         flat_g = kernel_beta.ravel()
-        gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
-        free = (alpha > 0.0) & (alpha < upper)
-        biases = _least_squares_biases(relevant, irrelevant, gradient, free, biases, n_labels)
-        reduced = gradient + biases[relevant] - biases[irrelevant]
         quadratic = float(np.sum(beta * kernel_beta))
         dual = float(alpha.sum()) - 0.5 * quadratic
-        bound = relative_gap(0.5 * quadratic + float(upper @ np.maximum(0.0, -reduced)), dual)
         history["dual"].append(dual)
-        history["primal"].append(0.5 * quadratic + float(upper @ np.maximum(0.0, -reduced)))
-        history["stop_value"].append(bound)
         if callback is not None:
             callback(iteration, {}, {"alpha": alpha[inverse]})
         stalled_for = stalled_for + 1 if dual <= best_dual else 0
         stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
         best_dual = max(best_dual, dual)
-        # the formulation's complementarity residual at the least-squares biases (z_box = −ĝ)
-        violation = np.maximum(alpha * np.maximum(reduced, 0.0), (upper - alpha) * np.maximum(-reduced, 0.0))
-        complementarity = float(np.max(violation)) / (1.0 + float(np.max(np.abs(reduced))) * float(np.max(upper)))
-        if (bound <= tol and complementarity <= tol) or (stagnant and iteration >= next_check):
-            certified, gap, kkt = certify(gradient, biases)
-            history["certificate"].append((iteration, gap, kkt))
-            if gap <= tol and kkt <= tol:
-                converged = True
-                break
-            next_check = iteration + max(10, iteration // 10)
-            if stalled_for >= STALL_ITERATIONS:
-                stalled = True
-                break
-        working = classes.select(alpha, upper, gradient, working_set_size)
+        if (iteration - 1) % CHECK_EVERY == 0 or (stagnant and iteration >= next_check):
+            # a full check: every pair's gradient (a gather from G, no kernel work)
+            gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+            free = (alpha > 0.0) & (alpha < upper)
+            biases = _least_squares_biases(relevant, irrelevant, gradient, free, biases, n_labels)
+            reduced = gradient + biases[relevant] - biases[irrelevant]
+            primal_bound = 0.5 * quadratic + float(upper @ np.maximum(0.0, -reduced))
+            bound = relative_gap(primal_bound, dual)
+            history["primal"].append(primal_bound)
+            history["stop_value"].append(bound)
+            # the formulation's complementarity residual at the least-squares biases (z_box = −ĝ)
+            violation = np.maximum(alpha * np.maximum(reduced, 0.0), (upper - alpha) * np.maximum(-reduced, 0.0))
+            complementarity = float(np.max(violation)) / (1.0 + float(np.max(np.abs(reduced))) * float(np.max(upper)))
+            unshrink = False
+            if (bound <= tol and complementarity <= tol) or (stagnant and iteration >= next_check):
+                certified, gap, kkt = certify(gradient, biases)
+                history["certificate"].append((iteration, gap, kkt))
+                if gap <= tol and kkt <= tol:
+                    converged = True
+                    break
+                next_check = iteration + max(10, iteration // 10)
+                if stalled_for >= STALL_ITERATIONS and kept is None:
+                    stalled = True
+                    break
+                unshrink = stagnant             # the pairs kept are done: look at all of them again
+            # shrinking (LIBSVM's rule with the biases as the equality multipliers): a pair on a
+            # bound whose reduced gradient points outward by more than the largest violation
+            # (inward at a bound, either way when free) is left out until the next full check
+            inward = np.where(alpha < upper, np.maximum(-reduced, 0.0), 0.0)
+            inward = np.maximum(inward, np.where(alpha > 0.0, np.maximum(reduced, 0.0), 0.0))
+            outward = np.where(alpha <= 0.0, reduced, np.where(alpha >= upper, -reduced, -np.inf))
+            shrunk = outward > SHRINK_MARGIN * float(np.max(inward, initial=0.0))
+            if unshrink or not np.any(shrunk):
+                kept, view = None, classes
+            else:
+                kept = np.flatnonzero(~shrunk)
+                view = classes.restrict(kept)
+            history["kept"].append(problem.n_pairs if kept is None else kept.size)
+        if kept is None:
+            gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+            working = view.select(alpha, upper, gradient, working_set_size)
+        else:
+            gradient = np.full(alpha.size, np.nan)  # only the kept entries are read
+            gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
+            working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
         rows_of = instance[working]
         k_w, l_w = relevant[working], irrelevant[working]
         same = lambda a, b: (a[:, None] == b[None, :]).astype(np.float64)   # noqa: E731
@@ -445,14 +510,16 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         old = alpha[working]
         target = incidence @ old
         new = _active_set(hessian, gradient[working], incidence, old, upper[working])
-        if new is None:
+        exact = new is not None
+        if not exact:
             new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
         new = _snap_to_bounds(new, upper[working], incidence, target)
         change = new - old
         linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
-        # exact sub-problems near the end, and whenever the interior point's answer does not
-        # decrease f (its accuracy, ~μ, can exceed the decrease left, e.g. a pair 1e-9 from u)
-        if bound <= POLISH_BELOW or linear_term + 0.5 * curvature >= 0.0:
+        # the interior point's answers are polished (the active set's are exact KKT points already)
+        # near the end, and whenever they do not decrease f (their accuracy, ~μ, can exceed the
+        # decrease left, e.g. a pair 1e-9 from u)
+        if not exact and (bound <= POLISH_BELOW or linear_term + 0.5 * curvature >= 0.0):
             new = _polish(hessian, gradient[working], incidence, old, new, upper[working])
             new = _snap_to_bounds(new, upper[working], incidence, target)
             change = new - old
