@@ -232,3 +232,42 @@ def test_interior_point_on_ill_conditioned_features_reaches_1e_6_and_warns_below
     with pytest.warns(ConvergenceWarning, match=r"stalled \(no further progress: round-off or conditioning\): relative duality gap reached \d\.\d+e-\d+; tolerance asked 1\.0e-12"):
         stalled = interior_point_box(X, problem.signed, 10.0, tol=1e-12)
     assert not stalled.converged and stalled.n_iter < 100 and stalled.stop_value <= 1e-6
+
+
+def _wine_linear_problem():
+    from mlsvm.verification.problems import multiclass_problems
+
+    reference = next(r for r in multiclass_problems(False) if r.name.startswith("wine"))
+    gram = make_kernel("linear")(reference.X)
+    return ms.MatrixSVMProblem(gram, reference.Y, 1.0, None, "hinge", features=reference.X)
+
+
+def test_ipm_stalled_at_round_off_is_finished_by_the_active_set_crossover():
+    """wine-150, linear, tol 1e-9 (a `verify --full` row): 150 points on a K̄ of rank 14 leave many α
+    free; the interior point stalls at a gap of 1.8e-9 with μ at 1e-14. The crossover's exact
+    active-set solve certifies, and agrees with the CVXPY primal."""
+    from mlsvm import registry
+
+    problem = _wine_linear_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        name, result = registry.run(registry.model("matrix_svm"), problem, solver="ipm", tol=CHECK_TOL,
+                                    max_iter=200)
+    evaluation = ms.evaluate(problem, result.primal, result.dual)
+    assert result.converged and "crossover" in result.stop_rule
+    assert abs(evaluation.relative_gap) <= CHECK_TOL and evaluation.max_kkt <= CHECK_TOL
+    cvx, _ = ms.cvxpy_primal(problem)
+    assert relative_difference(evaluation.primal_objective, solve(cvx, "CLARABEL")) <= 1e-8
+
+
+def test_a_crossover_that_does_not_certify_leaves_the_stall_warning(monkeypatch):
+    from mlsvm import registry
+    from mlsvm.registry import matrix_svm as table
+
+    exact = table.polish_labels
+    monkeypatch.setattr(table, "polish_labels",
+                        lambda *args, **kwargs: (np.clip(exact(*args, **kwargs)[0] * 0.99, 0, None), None))
+    problem = _wine_linear_problem()
+    with pytest.warns(ConvergenceWarning, match="stalled"):
+        _, result = registry.run(registry.model("matrix_svm"), problem, solver="ipm", tol=CHECK_TOL, max_iter=200)
+    assert not result.converged and "crossover" not in result.stop_rule
