@@ -26,7 +26,8 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   classes: small λ, two-class SMSVM) the run continues with joint steps (recorded in history as
   ``joint_from_sweep``) — a departure from the paper, which reports < 4 sweeps in its runs.
   ``joint=True`` (solver "fast"): one Newton step on all classes, the system solved by conjugate
-  gradients preconditioned with those per-class factors (forcing term ``min(1e-2, √gap)``; exact
+  gradients (SciPy's ``cg``) preconditioned with those per-class factors (forcing term
+  ``min(1e-2, √max(gap, 0))``: a round-off negative gap near the optimum asks the tightest; exact
   when the classes decouple).
 * Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
   implied multipliers ``μ = 2c·ξ`` in the derived dual (an exact certificate of the objective) and
@@ -43,6 +44,7 @@ import time
 
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
+from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
@@ -141,35 +143,29 @@ def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
 
 
 def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500):
-    """Newton direction on all classes: CG on the generalized Hessian, preconditioned by the
-    per-class blocks, to relative residual ``cg_tol`` (an inexact Newton step: every CG iterate
-    is a descent direction, and the exact line search keeps the decrease)."""
+    """Newton direction on all classes: SciPy's CG on the generalized Hessian (a ``LinearOperator``
+    on the flattened d × k direction), preconditioned by the per-class blocks, to relative residual
+    ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
+    search keeps the decrease)."""
     if F.shape[1] == 1 or (ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))):
         # the blocks are the whole Hessian: exact Newton, class by class
         return np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(F.shape[1])])
+    shape = gradient.shape
     active = 2 * ops.weight * (ops.mask & (1.0 + ops.forward(F) > 0))
     if hessians.size <= 300:  # explicit block inverses: one batched product per CG step
         blocks = hessians.inverses()
-        precondition = lambda V: np.einsum("rij,jr->ir", blocks, V)
+        precondition = lambda v: np.einsum("rij,jr->ir", blocks, v.reshape(shape)).ravel()
     else:
-        precondition = lambda V: np.column_stack([hessians.solve(r, V[:, r]) for r in range(V.shape[1])])
-    D = np.zeros_like(gradient)
-    residual = -gradient
-    zvec = precondition(residual)
-    p = zvec.copy()
-    rz = np.sum(residual * zvec)
-    norm0 = np.linalg.norm(gradient)
-    for _ in range(cg_max):
-        Hp = _hessian_product(Z, ops, active, lam, R_inv, p)
-        step = rz / np.sum(p * Hp)
-        D += step * p
-        residual -= step * Hp
-        if np.linalg.norm(residual) <= cg_tol * norm0:
-            break
-        zvec = precondition(residual)
-        rz, rz_old = np.sum(residual * zvec), rz
-        p = zvec + (rz / rz_old) * p
-    return D
+        precondition = lambda v: np.column_stack([hessians.solve(r, column)
+                                                  for r, column in enumerate(v.reshape(shape).T)]).ravel()
+    size = gradient.size
+    hessian = LinearOperator((size, size), dtype=np.float64,
+                             matvec=lambda v: _hessian_product(Z, ops, active, lam, R_inv, v.reshape(shape)).ravel())
+    preconditioner = LinearOperator((size, size), dtype=np.float64, matvec=precondition)
+    # info > 0 (cg_max reached) still leaves a descent direction; the line search and the outer
+    # Newton stop (gap and stationarity) decide
+    D, _ = cg(hessian, -gradient.ravel(), rtol=cg_tol, atol=0.0, maxiter=cg_max, M=preconditioner)
+    return D.reshape(shape)
 
 
 def _line_step(ops, F, C, D, dF, lam, R_inv):
@@ -265,7 +261,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             gradient = lam * C @ R_inv + Z.T @ ops.adjoint(2 * ops.weight * ops.slack(F))
             # forcing term: loose while the gap is large, tight near the optimum (superlinear)
             D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
-                                 cg_tol=min(1e-2, max(np.sqrt(gap), 1e-12)))
+                                 cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)))
             dF = Z @ D
             t = _line_step(ops, F, C, D, dF, lam, R_inv)
             C, F = C + t * D, F + t * dF
