@@ -460,7 +460,11 @@ def test_kernel_columns_from_sparse_X_give_the_dense_gram_fit(kernel):
     assert np.allclose(columns.diagonal(), np.diag(gram), rtol=1e-12, atol=1e-12)
     for model, Y in (("sm3l", data.Y), ("smsvm", np.eye(3, dtype=np.int8)[data.Y.argmax(1)])):
         ops = form.MarginOperator(model, Y)
-        lazy = greedy_sparse(columns, ops, 0.5, d_max=12, kappa=10, random_state=0)
+        with warnings.catch_warnings():
+            # linear and poly here once met a settled line search whose unused step was ±inf:
+            # "invalid value encountered in multiply" from the exact line search (now not computed)
+            warnings.simplefilter("error", RuntimeWarning)
+            lazy = greedy_sparse(columns, ops, 0.5, d_max=12, kappa=10, random_state=0)
         held = greedy_sparse(gram, ops, 0.5, d_max=12, kappa=10, random_state=0)
         assert np.array_equal(lazy.primal["basis"], held.primal["basis"])
         assert relative_difference(lazy.history["primal"][-1], held.history["primal"][-1]) <= 1e-10

@@ -55,8 +55,10 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
         outside = ~((step > lo) & (step < hi))
         with np.errstate(invalid="ignore"):  # −inf + inf where the bracket is still open: unused
             step = np.where(outside, 0.5 * (lo + hi), step)
-        same = ~outside & np.all((u + step[..., None] * e > 0) == active, axis=-1)
+        # a settled problem keeps its t; its step, which can be ±inf (a step of less than one ulp
+        # against a half-open bracket), must not reach u + step·e (inf · 0: "invalid value")
         t = np.where(done, t, step)
+        same = ~outside & np.all((u + t[..., None] * e > 0) == active, axis=-1)
         done |= same
         if np.all(done):
             return t if t.ndim else float(t)
