@@ -148,7 +148,7 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
     on the flattened d × k direction), preconditioned by the per-class blocks, to relative residual
     ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
     search keeps the decrease)."""
-    if F.shape[1] == 1 or (ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))):
+    if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
         return np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(F.shape[1])])
     shape = gradient.shape
@@ -167,6 +167,19 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
     # Newton stop (gap and stationarity) decide
     D, _ = cg(hessian, -gradient.ravel(), rtol=cg_tol, atol=0.0, maxiter=cg_max, M=preconditioner)
     return D.reshape(shape)
+
+
+def _separable(ops, R_inv) -> bool:
+    """SM3L with a diagonal R⁻¹: the objective is a sum of one problem per label."""
+    return ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))
+
+
+def _line_steps_per_class(ops, F, C, D, dF, lam, R_inv):
+    """Separable SM3L: the exact step length of each label's own Newton direction (k problems in
+    one batched search). One common step would let the slowest label hold back all the others."""
+    scale = lam * np.diag(R_inv)
+    return minimize_piecewise_quadratic(scale * np.sum(D * D, axis=0), scale * np.sum(C * D, axis=0),
+                                        (1.0 + ops.forward(F)).T, ops.forward(dF).T, ops.weight)
 
 
 def _line_step(ops, F, C, D, dF, lam, R_inv):
@@ -264,7 +277,10 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
                                  cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)))
             dF = Z @ D
-            t = _line_step(ops, F, C, D, dF, lam, R_inv)
+            if _separable(ops, R_inv):   # one exact Newton step per label, each with its own length
+                t = _line_steps_per_class(ops, F, C, D, dF, lam, R_inv)
+            else:
+                t = _line_step(ops, F, C, D, dF, lam, R_inv)
             C, F = C + t * D, F + t * dF
             continue
         for r in range(C.shape[1]):  # Alg. 3: one Newton step per class, exact line search
