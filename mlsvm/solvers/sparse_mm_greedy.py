@@ -139,8 +139,15 @@ class _ClassHessians:
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
-    change = ops.forward(Z @ D)
-    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * change)
+    """The generalized Hessian times D; ``omega_active`` is 2c on the active pairs, 0 elsewhere
+    (SMSVM: also 0 at r = y_i, so ``Tᵀ`` reduces to one scatter into the true class)."""
+    change = Z @ D
+    if ops.model == "smsvm":
+        rows = np.arange(change.shape[0])
+        weighted = omega_active * (change - change[rows, ops.label][:, None])
+        weighted[rows, ops.label] -= weighted.sum(axis=1)
+        return lam * D @ R_inv + Z.T @ weighted
+    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * ops.forward(change))
 
 
 def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500):
