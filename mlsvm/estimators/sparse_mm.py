@@ -35,7 +35,7 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
     def _train_gram(self, X):
         """The greedy solvers read only the columns of K at the basis and the candidates: they get
         :class:`mlsvm.formulations.sparse_mm.KernelColumns` (computed from X, sparse X kept sparse;
-        memory n·(|J| + κ), not n²). The CVXPY full model, a precomputed Gram matrix and the poly
+        memory ``n·(|J| + κ)``, not n²). The CVXPY full model, a precomputed Gram matrix and the poly
         kernel with ``coef0 < 0`` (whose Gram matrix is checked PSD) take the n × n matrix."""
         if self.kernel == "precomputed" or self.solver == "cvxpy" or (self.kernel == "poly" and self.coef0 < 0):
             return super()._train_gram(X)
