@@ -2,6 +2,7 @@
 RBF SVC models (binary relevance for multilabel), and training time against CVXPY.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_sparse_mm.py [--quick]
+    OMP_NUM_THREADS=1 python benchmarks/bench_sparse_mm.py --speed [--rounds 3]   # issue 19 only
 
 Every ratio is measured side by side in this one run. Paper: Table 2 (multiclass; wine SMSVM 14
 basis vectors 98.15 %, WW-SVM 55 SVs), Table 7 (yeast: SM3L 198 basis vectors, Hamming loss
@@ -165,10 +166,48 @@ def digits(sizes, lam=0.1):
               f"block), {svc.n_support_.sum() / d:.1f}x fewer vectors")
 
 
+def speed(rounds=3, lam=1.0):
+    """Issue 19: SMSVM "fast" on yeast train with the argmax classes ``y = Y.argmax(1)`` (12 classes)
+    against multiclass ``SVC`` (RBF, gamma="scale", ``C = 1/λ``, ``tol=1e-6``), CPU seconds, the
+    sides alternating, medians over rounds. Routes: the estimator's "fast" (greedy-joint, |J| = 100)
+    and "greedy" (the paper's class-wise Newton), and the full model (J = all 1500 points, joint
+    Newton, the route the verification uses) once per run."""
+    train = load_yeast("train")
+    y = train.Y.argmax(1)
+    Y = np.eye(y.max() + 1)[y]
+    cpu = lambda run: (lambda start: (run(), time.process_time() - start))(time.process_time())
+    times = {"SVC": [], "SMSVM fast": [], "SMSVM greedy": []}
+    reports = {}
+    for _ in range(rounds):
+        times["SVC"].append(cpu(lambda: SVC(C=1 / lam, kernel="rbf", gamma="scale", tol=1e-6).fit(train.X, y))[1])
+        for solver in ("fast", "greedy"):
+            est, seconds = cpu(lambda: SMSVM(lam, solver=solver, tol=1e-10, random_state=0).fit(train.X, y))
+            times[f"SMSVM {solver}"].append(seconds)
+            reports[solver] = est.fit_report_
+    gram = make_kernel("rbf", "scale", X=train.X)(train.X)
+    full, full_time = cpu(lambda: greedy_sparse(gram, form.MarginOperator("smsvm", Y), lam, basis=np.arange(len(y)),
+                                                tol=1e-10))
+    svc = float(np.median(times["SVC"]))
+    print(f"\n== yeast argmax classes (SMSVM λ={lam}, RBF gamma='scale', tol 1e-10; SVC C={1 / lam}, tol 1e-6; "
+          f"CPU s, median of {rounds} alternating rounds) ==")
+    print(f"SVC (multiclass)    : {svc:.2f} s")
+    for solver in ("fast", "greedy"):
+        seconds, report = float(np.median(times[f"SMSVM {solver}"])), reports[solver]
+        print(f"SMSVM {solver:13s}: {seconds:.2f} s ({seconds / svc:.0f}x SVC, target ≤ 10x), |J| = 100, "
+              f"{report.n_iter} Newton steps, gap {report.relative_gap:.1e}, max KKT {report.max_kkt:.1e}")
+    print(f"SMSVM full (J = all): {full_time:.2f} s ({full_time / svc:.0f}x SVC; one run), {full.n_iter} Newton steps, "
+          f"converged {full.converged}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes")
+    parser.add_argument("--speed", action="store_true", help="only issue 19's SMSVM-vs-SVC timing on yeast")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.speed:
+        speed(args.rounds)
+        return
     wine()
     digits([25, 50] if args.quick else [25, 50, 100, 150])
     yeast([25, 50, 100] if args.quick else [10, 25, 50, 75, 100, 150, 200])

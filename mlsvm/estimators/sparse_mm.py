@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from mlsvm.data import check_X
 from mlsvm.estimators._base import KernelMultilabelEstimator, check_n_features
 from mlsvm.formulations import sparse_mm as form
+from mlsvm.kernels import make_kernel
 
 __all__ = ["SMSVM", "SM3L"]
 
@@ -30,6 +31,17 @@ class _SparseMaxMargin(KernelMultilabelEstimator):
 
     def _correlation(self, n_labels: int) -> np.ndarray | None:
         return None
+
+    def _train_gram(self, X):
+        """The greedy solvers read only the columns of K at the basis and the candidates: they get
+        :class:`mlsvm.formulations.sparse_mm.KernelColumns` (computed from X, sparse X kept sparse;
+        memory ``n·(|J| + κ)``, not n²). The CVXPY full model, a precomputed Gram matrix and the poly
+        kernel with ``coef0 < 0`` (whose Gram matrix is checked PSD) take the n × n matrix."""
+        if self.kernel == "precomputed" or self.solver == "cvxpy" or (self.kernel == "poly" and self.coef0 < 0):
+            return super()._train_gram(X)
+        self.kernel_ = make_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
+        self.n_features_in_, self.X_fit_ = X.shape[1], X
+        return form.KernelColumns(self.kernel_, X)
 
     def _problem(self, gram, Y) -> form.SparseMMProblem:
         features = self.X_fit_ if self.kernel == "linear" else None   # lets certify grade weights {"W"}

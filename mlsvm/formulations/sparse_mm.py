@@ -29,10 +29,11 @@ from dataclasses import dataclass, field, replace
 
 import cvxpy as cp
 import numpy as np
+from scipy.sparse import issparse
 
 from mlsvm.formulations.evaluation import Evaluation, inf_norm, linear_weights
 
-__all__ = ["MODELS", "SparseMMProblem", "MarginOperator", "nystrom_factor", "cvxpy_primal",
+__all__ = ["MODELS", "SparseMMProblem", "MarginOperator", "KernelColumns", "gram_source", "nystrom_factor", "cvxpy_primal",
            "cvxpy_dual", "evaluate", "solution_from_cvxpy", "primal_objective", "dual_objective",
            "multipliers_from_primal", "coef_from_dual", "kkt_residuals", "check_correlation"]
 
@@ -80,6 +81,99 @@ def check_correlation(R=None, P=None, n_labels: int = 1) -> np.ndarray:
         raise ValueError(f"R must be symmetric positive definite; smallest eigenvalue "
                          f"{np.linalg.eigvalsh(R)[0]:.3g}") from None
     return 0.5 * (R + R.T)
+
+
+class KernelColumns:
+    """The training Gram matrix ``K = k(X, X)`` by columns, computed on demand from ``X`` (dense or
+    scipy sparse, never densified): the greedy solver reads only the ``|J| + κ`` columns of the basis
+    and the candidates, so the n × n matrix (190 MB for bibtex's 4880 rows) is never formed.
+
+    ``columns(idx)`` is ``K[:, idx]`` (n × m, dense), ``block(rows, cols)`` is ``K[rows][:, cols]``
+    (the symmetric kernel evaluation when ``rows`` equals ``cols``), ``diagonal()`` the ``k(x_i, x_i)``
+    (exact: 1 for RBF, ``‖x_i‖²`` linear, ``(γ‖x_i‖² + c₀)^degree`` poly). The last ``columns`` request
+    is kept, because grading a fit reads ``K_J`` several times.
+
+    Parameters
+    ----------
+    kernel : mlsvm.kernels.Kernel
+        The resolved kernel (``gamma`` a number).
+    X : array or scipy sparse matrix of shape (n, d)
+        The training features.
+    """
+
+    def __init__(self, kernel, X):
+        self.kernel = kernel
+        self.X = X.tocsr() if issparse(X) else np.asarray(X, dtype=np.float64)
+        self.shape = (X.shape[0], X.shape[0])
+        self._last = (None, None)
+
+    def diagonal(self) -> np.ndarray:
+        """``k(x_i, x_i)`` for every training point, without any column."""
+        X = self.X
+        squared = (np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel() if issparse(X)
+                   else np.einsum("ij,ij->i", X, X))
+        if self.kernel.name == "rbf":
+            return np.ones(self.shape[0])
+        if self.kernel.name == "poly":
+            return (self.kernel.gamma * squared + self.kernel.coef0) ** self.kernel.degree
+        return squared
+
+    def columns(self, idx) -> np.ndarray:
+        """``K[:, idx]`` (n × len(idx)).
+
+        Parameters
+        ----------
+        idx : array of int
+            Training points whose columns are wanted.
+        """
+        idx = np.asarray(idx, dtype=int)
+        key = idx.tobytes()
+        if self._last[0] != key:
+            self._last = (key, self.kernel(self.X, self.X[idx]))
+        return self._last[1]
+
+    def block(self, rows, cols) -> np.ndarray:
+        """``K[rows][:, cols]``; symmetric (and with the exact diagonal) when ``rows`` equals ``cols``.
+
+        Parameters
+        ----------
+        rows : array of int
+            Row points.
+        cols : array of int
+            Column points.
+        """
+        rows, cols = np.asarray(rows, dtype=int), np.asarray(cols, dtype=int)
+        if np.array_equal(rows, cols):
+            return self.kernel(self.X[rows])
+        return self.kernel(self.X[rows], self.X[cols])
+
+
+class _DenseColumns:
+    """A Gram matrix held in memory, read through the :class:`KernelColumns` methods."""
+
+    def __init__(self, gram):
+        self.gram, self.shape = gram, gram.shape
+
+    def diagonal(self):
+        return np.diag(self.gram).copy()
+
+    def columns(self, idx):
+        return self.gram[:, np.asarray(idx, dtype=int)]
+
+    def block(self, rows, cols):
+        return self.gram[np.ix_(np.asarray(rows, dtype=int), np.asarray(cols, dtype=int))]
+
+
+def gram_source(gram):
+    """``gram`` read by columns: a :class:`KernelColumns` as is, an (n, n) array through the same
+    ``columns``/``block``/``diagonal`` methods.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n) or KernelColumns
+        The training Gram matrix, held or computed on demand.
+    """
+    return gram if isinstance(gram, (KernelColumns, _DenseColumns)) else _DenseColumns(np.asarray(gram))
 
 
 @dataclass(frozen=True)
@@ -147,6 +241,39 @@ class MarginOperator:
         return (np.concatenate([u_other, u_own.reshape(flat)], axis=-1),
                 np.concatenate([column[..., other], e_own.reshape(flat)], axis=-1))
 
+    def candidate_terms(self, F: np.ndarray, r: int, columns: np.ndarray, coef: np.ndarray):
+        """:meth:`column_terms` for a batch of candidates c without a copy of the scores per
+        candidate: candidate c's scores are ``F + columns[c] ⊗ coef[c]`` (its classes before r
+        already moved, ``coef[:, r:] = 0``), and column r moves by ``t · columns[c]``. Returns
+        ``(u, e)``, shapes (κ, m) or, for SM3L, ``u`` (n,) shared by all candidates.
+
+        Parameters
+        ----------
+        F : array of shape (n, k)
+            The current scores.
+        r : int
+            The class that moves.
+        columns : array of shape (κ, n)
+            The candidates' kernel columns.
+        coef : array of shape (κ, k)
+            The candidates' coefficients so far (0 from class r on).
+        """
+        if self.model == "sm3l":   # column r of the scores has not moved yet: u is the same for all
+            return 1.0 - self.signed[:, r] * F[:, r], -self.signed[:, r] * columns
+        other = np.flatnonzero(self.label != r)
+        own = np.flatnonzero(self.label == r)
+        rest = np.delete(np.arange(F.shape[1]), r)
+        # (i, r), y_i ≠ r: 1 + S[i, r] − S[i, y_i], with S[i, r] = F[i, r] (coef[:, r] = 0)
+        u_other = ((1.0 + F[other, r] - F[other, self.label[other]])[None, :]
+                   - columns[:, other] * coef[:, self.label[other]])
+        # (i, p), y_i = r, p ≠ r: 1 + S[i, p] − S[i, r]
+        u_own = ((1.0 + F[own][:, rest] - F[own, r][:, None])[None]
+                 + columns[:, own, None] * coef[:, None, rest])
+        e_own = np.broadcast_to(-columns[:, own, None], u_own.shape)
+        count = columns.shape[0]
+        return (np.concatenate([u_other, u_own.reshape(count, -1)], axis=1),
+                np.concatenate([columns[:, other], e_own.reshape(count, -1)], axis=1))
+
     def slack(self, F: np.ndarray) -> np.ndarray:
         """``ξ = max(0, 1 + T(F))`` on Ω, 0 elsewhere."""
         return np.where(self.mask, np.maximum(0.0, 1.0 + self.forward(F)), 0.0)
@@ -158,8 +285,8 @@ class SparseMMProblem:
 
     Parameters
     ----------
-    gram : array of shape (n, n)
-        Gram matrix.
+    gram : array of shape (n, n) or KernelColumns
+        Gram matrix, held or computed by columns on demand from X.
     Y : ndarray
         SM3L: (n, q) indicator; SMSVM: (n,) class indices.
     lam : float
@@ -198,11 +325,11 @@ class SparseMMProblem:
 
     @property
     def K_J(self) -> np.ndarray:
-        return self.gram[:, self.basis]
+        return gram_source(self.gram).columns(self.basis)
 
     @property
     def K_JJ(self) -> np.ndarray:
-        return self.gram[np.ix_(self.basis, self.basis)]
+        return gram_source(self.gram).block(self.basis, self.basis)
 
     @property
     def R_inv(self) -> np.ndarray:

@@ -23,6 +23,7 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
     breakpoint can leave φ' at ±round-off on both sides, so neither test fires: once the bracket
     holds no float strictly inside it, t is the root to one ulp and the problem is settled. Problems
     not settled in 60 steps fall back to :func:`sorted_root` (a safeguard), scalar ones included.
+    Settled problems leave the working arrays, so a batch costs what its slowest members need.
 
     Parameters
     ----------
@@ -38,33 +39,55 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
         Weight of the hinge terms.
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    t = np.zeros(np.broadcast(a, b).shape)
-    lo, hi = np.full(t.shape, -np.inf), np.full(t.shape, np.inf)
-    done = np.zeros(t.shape, dtype=bool)
-    active = u > 0
+    u, e = np.asarray(u, dtype=np.float64), np.asarray(e, dtype=np.float64)
+    shape = np.broadcast_shapes(a.shape, b.shape, u.shape[:-1], e.shape[:-1])
+    m = np.broadcast_shapes(u.shape[-1:], e.shape[-1:])[0]
+    # one row per problem (a broadcast u, e.g. shared by every candidate, stays a view)
+    count = int(np.prod(shape))
+    U = np.broadcast_to(u, shape + (m,)).reshape(count, m)
+    E = np.broadcast_to(e, shape + (m,)).reshape(count, m)
+    A, B = np.broadcast_to(a, shape).ravel(), np.broadcast_to(b, shape).ravel()
+    result = np.zeros(A.size)
+    if A.size == 0:
+        return result.reshape(shape)
+    pending = np.arange(A.size)   # the rows still iterated; settled rows leave the working arrays
+    t = np.zeros(A.size)
+    lo, hi = np.full(A.size, -np.inf), np.full(A.size, np.inf)
+    EE = E * E
+    residual = U + t[:, None] * E
+    active = residual > 0
     for _ in range(60):
-        residual = u + t[..., None] * e
-        active = residual > 0
-        derivative = a * t + b + 2 * weight * np.sum(np.where(active, e * residual, 0.0), axis=-1)
-        slope = a + 2 * weight * np.sum(np.where(active, e * e, 0.0), axis=-1)
+        # φ'(t) and its slope on the current piece: Σ e·max(0, u + te) and Σ_{active} e²
+        derivative = A * t + B + 2 * weight * np.einsum("ij,ij->i", E, np.maximum(residual, 0.0))
+        slope = A + 2 * weight * np.einsum("ij,ij->i", EE, active)
         lo = np.where(derivative < 0, t, lo)
         hi = np.where(derivative > 0, t, hi)
-        done |= (derivative == 0) | (slope <= 0)  # slope 0: a zero direction, t = 0 is as good as any
+        done = (derivative == 0) | (slope <= 0)   # slope 0: a zero direction, t = 0 is as good as any
         done |= np.nextafter(lo, hi) >= hi          # collapsed bracket: the root is t, to one ulp
         step = t - derivative / np.where(slope > 0, slope, 1.0)
         outside = ~((step > lo) & (step < hi))
         with np.errstate(invalid="ignore"):  # −inf + inf where the bracket is still open: unused
             step = np.where(outside, 0.5 * (lo + hi), step)
-        same = ~outside & np.all((u + step[..., None] * e > 0) == active, axis=-1)
+        # a settled problem keeps its t; its step, which can be ±inf (a step of less than one ulp
+        # against a half-open bracket), must not reach u + step·e (inf · 0: "invalid value")
         t = np.where(done, t, step)
-        done |= same
-        if np.all(done):
-            return t if t.ndim else float(t)
-    a, b = np.broadcast_to(a, t.shape), np.broadcast_to(b, t.shape)
-    for index in np.argwhere(~done):   # argwhere also indexes a 0-d (scalar) problem, by ()
-        index = tuple(index)
-        t[index] = sorted_root(float(a[index]), float(b[index]), u[index], e[index], weight)
-    return t if t.ndim else float(t)
+        # the residual at the new t serves both the exactness test (a step that keeps its active
+        # set is the exact root of that piece) and the next iteration
+        residual = U + t[:, None] * E
+        now_active = residual > 0
+        done |= ~outside & np.all(now_active == active, axis=1)
+        active = now_active
+        if np.any(done):
+            result[pending[done]] = t[done]
+            keep = ~done
+            if not np.any(keep):
+                return result.reshape(shape) if shape else float(result[0])
+            pending, t, lo, hi = pending[keep], t[keep], lo[keep], hi[keep]
+            U, E, EE, A, B = U[keep], E[keep], EE[keep], A[keep], B[keep]
+            residual, active = residual[keep], active[keep]
+    for row, index in enumerate(pending):   # not settled in 60 steps: the sorted-breakpoint root
+        result[index] = sorted_root(float(A[row]), float(B[row]), U[row], E[row], weight)
+    return result.reshape(shape) if shape else float(result[0])
 
 
 def sorted_root(a: float, b: float, u: np.ndarray, e: np.ndarray, weight: float) -> float:

@@ -26,7 +26,8 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   classes: small λ, two-class SMSVM) the run continues with joint steps (recorded in history as
   ``joint_from_sweep``) — a departure from the paper, which reports < 4 sweeps in its runs.
   ``joint=True`` (solver "fast"): one Newton step on all classes, the system solved by conjugate
-  gradients preconditioned with those per-class factors (forcing term ``min(1e-2, √gap)``; exact
+  gradients (SciPy's ``cg``) preconditioned with those per-class factors (forcing term
+  ``min(1e-2, √max(gap, 0))``: a round-off negative gap near the optimum asks the tightest; exact
   when the classes decouple).
 * Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
   implied multipliers ``μ = 2c·ξ`` in the derived dual (an exact certificate of the objective) and
@@ -43,7 +44,9 @@ import time
 
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
+from scipy.sparse.linalg import LinearOperator, cg
 
+from mlsvm.formulations.sparse_mm import gram_source
 from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
@@ -136,40 +139,54 @@ class _ClassHessians:
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
-    change = ops.forward(Z @ D)
-    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * change)
+    """The generalized Hessian times D; ``omega_active`` is 2c on the active pairs, 0 elsewhere
+    (SMSVM: also 0 at r = y_i, so ``Tᵀ`` reduces to one scatter into the true class)."""
+    change = Z @ D
+    if ops.model == "smsvm":
+        rows = np.arange(change.shape[0])
+        weighted = omega_active * (change - change[rows, ops.label][:, None])
+        weighted[rows, ops.label] -= weighted.sum(axis=1)
+        return lam * D @ R_inv + Z.T @ weighted
+    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * ops.forward(change))
 
 
 def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500):
-    """Newton direction on all classes: CG on the generalized Hessian, preconditioned by the
-    per-class blocks, to relative residual ``cg_tol`` (an inexact Newton step: every CG iterate
-    is a descent direction, and the exact line search keeps the decrease)."""
-    if F.shape[1] == 1 or (ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))):
+    """Newton direction on all classes: SciPy's CG on the generalized Hessian (a ``LinearOperator``
+    on the flattened d × k direction), preconditioned by the per-class blocks, to relative residual
+    ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
+    search keeps the decrease)."""
+    if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
         return np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(F.shape[1])])
+    shape = gradient.shape
     active = 2 * ops.weight * (ops.mask & (1.0 + ops.forward(F) > 0))
     if hessians.size <= 300:  # explicit block inverses: one batched product per CG step
         blocks = hessians.inverses()
-        precondition = lambda V: np.einsum("rij,jr->ir", blocks, V)
+        precondition = lambda v: np.einsum("rij,jr->ir", blocks, v.reshape(shape)).ravel()
     else:
-        precondition = lambda V: np.column_stack([hessians.solve(r, V[:, r]) for r in range(V.shape[1])])
-    D = np.zeros_like(gradient)
-    residual = -gradient
-    zvec = precondition(residual)
-    p = zvec.copy()
-    rz = np.sum(residual * zvec)
-    norm0 = np.linalg.norm(gradient)
-    for _ in range(cg_max):
-        Hp = _hessian_product(Z, ops, active, lam, R_inv, p)
-        step = rz / np.sum(p * Hp)
-        D += step * p
-        residual -= step * Hp
-        if np.linalg.norm(residual) <= cg_tol * norm0:
-            break
-        zvec = precondition(residual)
-        rz, rz_old = np.sum(residual * zvec), rz
-        p = zvec + (rz / rz_old) * p
-    return D
+        precondition = lambda v: np.column_stack([hessians.solve(r, column)
+                                                  for r, column in enumerate(v.reshape(shape).T)]).ravel()
+    size = gradient.size
+    hessian = LinearOperator((size, size), dtype=np.float64,
+                             matvec=lambda v: _hessian_product(Z, ops, active, lam, R_inv, v.reshape(shape)).ravel())
+    preconditioner = LinearOperator((size, size), dtype=np.float64, matvec=precondition)
+    # info > 0 (cg_max reached) still leaves a descent direction; the line search and the outer
+    # Newton stop (gap and stationarity) decide
+    D, _ = cg(hessian, -gradient.ravel(), rtol=cg_tol, atol=0.0, maxiter=cg_max, M=preconditioner)
+    return D.reshape(shape)
+
+
+def _separable(ops, R_inv) -> bool:
+    """SM3L with a diagonal R⁻¹: the objective is a sum of one problem per label."""
+    return ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))
+
+
+def _line_steps_per_class(ops, F, C, D, dF, lam, R_inv):
+    """Separable SM3L: the exact step length of each label's own Newton direction (k problems in
+    one batched search). One common step would let the slowest label hold back all the others."""
+    scale = lam * np.diag(R_inv)
+    return minimize_piecewise_quadratic(scale * np.sum(D * D, axis=0), scale * np.sum(C * D, axis=0),
+                                        (1.0 + ops.forward(F)).T, ops.forward(dF).T, ops.weight)
 
 
 def _line_step(ops, F, C, D, dF, lam, R_inv):
@@ -265,9 +282,12 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             gradient = lam * C @ R_inv + Z.T @ ops.adjoint(2 * ops.weight * ops.slack(F))
             # forcing term: loose while the gap is large, tight near the optimum (superlinear)
             D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
-                                 cg_tol=min(1e-2, max(np.sqrt(gap), 1e-12)))
+                                 cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)))
             dF = Z @ D
-            t = _line_step(ops, F, C, D, dF, lam, R_inv)
+            if _separable(ops, R_inv):   # one exact Newton step per label, each with its own length
+                t = _line_steps_per_class(ops, F, C, D, dF, lam, R_inv)
+            else:
+                t = _line_step(ops, F, C, D, dF, lam, R_inv)
             C, F = C + t * D, F + t * dF
             continue
         for r in range(C.shape[1]):  # Alg. 3: one Newton step per class, exact line search
@@ -284,14 +304,15 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
     return C, F, max_iter, stop_value, False
 
 
-def candidate_gains(gram, candidates, ops, F, lam, R_inv):
+def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
     """(3.12) for every candidate j at once: the k one-dimensional problems in α_{j,r} (r in turn,
     α_J fixed), each solved exactly on the true objective. Returns ``(decrease of e_J, α_{j,·})``,
-    shapes (κ,) and (κ, k).
+    shapes (κ,) and (κ, k). A candidate's scores are ``F + K[:, j] ⊗ α_{j,·}`` (classes before r
+    moved): :meth:`MarginOperator.candidate_terms` reads them without a copy of F per candidate.
 
     Parameters
     ----------
-    gram : array of shape (n, n)
+    gram : array of shape (n, n) or KernelColumns
         Gram (kernel) matrix of the training points.
     candidates : array of int
         Candidate basis points.
@@ -303,22 +324,24 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv):
         Regularisation weight λ (> 0) of the sparse models.
     R_inv : array of shape (k, k)
         ``R⁻¹``.
+    columns : array of shape (n, κ) or None, optional
+        ``K[:, candidates]`` when already computed.
     """
-    columns = gram[:, candidates].T                         # (κ, n)
-    K_jj = gram[candidates, candidates]
-    scores = np.repeat(F[None], len(candidates), axis=0)    # per-candidate copy of the score cache
+    columns = (gram_source(gram).columns(candidates) if columns is None else columns).T   # (κ, n)
+    rows = np.arange(len(candidates))
+    K_jj = columns[rows, candidates]
+    own_scores = F[candidates].copy()     # F_j + K_jj α_{j,·}: the candidate's own row, as it moves
     coef = np.zeros((len(candidates), F.shape[1]))
     decrease = np.zeros(len(candidates))
-    rows = np.arange(len(candidates))
     for r in range(F.shape[1]):
-        u, e = ops.column_terms(scores, r, columns)
+        u, e = ops.candidate_terms(F, r, columns, coef)
         a = lam * R_inv[r, r] * K_jj
-        b = lam * scores[rows, candidates, :] @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
+        b = lam * own_scores @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
         t = minimize_piecewise_quadratic(a, b, u, e, ops.weight)
         before, after = np.maximum(u, 0.0), np.maximum(u + t[:, None] * e, 0.0)
-        decrease -= 0.5 * a * t * t + b * t + ops.weight * np.sum(after * after - before * before, axis=1)
+        decrease -= 0.5 * a * t * t + b * t + ops.weight * np.sum(after * after - before * before, axis=-1)
         coef[:, r] = t
-        scores[:, :, r] += t[:, None] * columns
+        own_scores[:, r] += t * K_jj
     return decrease, coef
 
 
@@ -338,8 +361,9 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
 
     Parameters
     ----------
-    gram : array of shape (n, n)
-        The full training Gram matrix K.
+    gram : array of shape (n, n) or KernelColumns
+        The training Gram matrix K, held or computed by columns on demand (only the columns of
+        the basis and of the candidates are read).
     ops : MarginOperator
         The margin map T, pair set Ω and weight c
         (:class:`mlsvm.formulations.sparse_mm.MarginOperator`).
@@ -372,7 +396,8 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
     R = np.eye(k) if R is None else R
     R_inv = np.linalg.inv(R)
     rng = np.random.default_rng(random_state)
-    diag = np.diag(gram).copy()
+    source = gram_source(gram)   # the columns of K, held or computed from X on demand
+    diag = source.diagonal()
     inner_tol = max(tol, 1e-6)
     capacity = d_max if basis is None else len(basis)
     hessians = _ClassHessians(lam, R_inv, n, k, capacity)
@@ -384,39 +409,43 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
     features = lambda: Z_buffer[:, :len(chosen)]
     factor = lambda: L_buffer[:len(chosen), :len(chosen)]
 
-    def add(j, coef):
+    def add(j, coef, column=None):
+        """Grow J by j (``column`` = K[:, j] when already computed)."""
         nonlocal C, F
         d = len(chosen)
-        line = solve_triangular(factor(), gram[chosen, j], lower=True) if d else np.zeros(0)
+        column = source.columns([j])[:, 0] if column is None else column
+        line = solve_triangular(factor(), column[chosen], lower=True) if d else np.zeros(0)
         pivot = np.sqrt(diag[j] - line @ line)
-        z = (gram[:, j] - features() @ line) / pivot
+        z = (column - features() @ line) / pivot
         hessians.grow(features(), z)
         L_buffer[d, :d], L_buffer[d, d], Z_buffer[:, d] = line, pivot, z
         C = np.vstack([C + np.outer(line, coef), pivot * coef[None, :]])
-        F = F + np.outer(gram[:, j], coef)
+        F = F + np.outer(column, coef)
         chosen.append(int(j))
 
-    def eligible(js):
+    def eligible(js, columns):
+        """The points of js (columns = K[:, js]) whose pivot is not numerically 0."""
         if not chosen:
-            return js[diag[js] > 0]
-        lines = solve_triangular(factor(), gram[np.ix_(chosen, js)], lower=True)
-        return js[diag[js] - np.sum(lines * lines, axis=0) > PIVOT_RTOL * diag[js]]
+            return diag[js] > 0
+        lines = solve_triangular(factor(), columns[chosen], lower=True)
+        return diag[js] - np.sum(lines * lines, axis=0) > PIVOT_RTOL * diag[js]
 
     def set_fixed_basis(js):
         """The factor of K_JJ at once; if a pivot is too small, grow it point by point instead."""
         try:
-            L = np.linalg.cholesky(gram[np.ix_(js, js)])
+            L = np.linalg.cholesky(source.block(js, js))
             ok = np.all(np.diag(L) ** 2 > PIVOT_RTOL * diag[js])
         except np.linalg.LinAlgError:
             ok = False
         if not ok:  # a point in the span of those before it changes nothing: skipped
             for j in js:
-                if eligible(np.array([j])).size:
-                    add(j, np.zeros(k))
+                column = source.columns([j])
+                if eligible(np.array([j]), column)[0]:
+                    add(j, np.zeros(k), column[:, 0])
             return
         d = len(js)
         L_buffer[:d, :d] = L
-        Z_buffer[:, :d] = solve_triangular(L, gram[js, :], lower=True).T
+        Z_buffer[:, :d] = solve_triangular(L, source.columns(js).T, lower=True).T
         chosen.extend(int(j) for j in js)
         hessians.reset(d)
 
@@ -470,16 +499,19 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
             stop_rule = "relative decrease"
             break
         outside = np.setdiff1d(np.arange(n), chosen)
-        candidates = eligible(rng.choice(outside, size=min(kappa, outside.size), replace=False))
+        sampled = rng.choice(outside, size=min(kappa, outside.size), replace=False)
+        columns = source.columns(sampled)
+        keep = eligible(sampled, columns)
+        candidates, columns = sampled[keep], columns[:, keep]
         if candidates.size == 0:
             stop_rule = "no eligible candidate"
             break
-        decrease, coef = candidate_gains(gram, candidates, ops, F, lam, R_inv)
+        decrease, coef = candidate_gains(source, candidates, ops, F, lam, R_inv, columns=columns)
         best = int(np.argmax(decrease))
         if decrease[best] <= 0:
             stop_rule = "no decrease"
             break
-        add(candidates[best], coef[best])
+        add(candidates[best], coef[best], columns[:, best])
     if converged and tol < inner_tol and basis is None and stop_rule != "d_max":
         C, F, stop_value, converged = solve_on_basis(C, F, tol)
         path[-1] = history["primal"][-1]
