@@ -49,6 +49,9 @@ HERE = Path(__file__).resolve().parent
 MODELS = ("RankSVM", "OvNSVM", "MatrixSVM", "MLODM", "SMSVM", "SM3L", "BinaryApproachSVM",
           "CategoricalRegressionSVM")
 BASELINE = "BR-SVC"                      # SVC (rbf) / LinearSVC (linear), one per label
+#: MatrixSVM with the polish's free-set systems always by Cholesky (ITERATIVE_FROM = ∞): the route
+#: as it was before the CG solves, for the before/after rows
+MATRIX_CHOLESKY = "MatrixSVM-cholesky"
 MULTICLASS = ("SMSVM", "CategoricalRegressionSVM")
 SIZES = (500, 1000, 2000, 4000, 8000, 16000)
 N_FEATURES, N_LABELS, TOL, SEED = 50, 10, 1e-6, 0
@@ -78,6 +81,9 @@ def _fit(model: str, kernel: str, X, Y) -> dict:
                 est.fit(X, Y[:, k])
         return {"solver": "SVC" if kernel == "rbf" else "LinearSVC", "converged": None, "gap": None}
     import mlsvm
+    if model == MATRIX_CHOLESKY:
+        from mlsvm.solvers import matrix_svm_polish
+        matrix_svm_polish.ITERATIVE_FROM, model = 10**12, "MatrixSVM"
     params = {"kernel": kernel, "tol": TOL}
     if kernel == "rbf":
         params["gamma"] = GAMMA
@@ -194,7 +200,7 @@ def table(records: dict) -> str:
     header = ["model (fast route)", *[f"n={n}" for n in sizes], "exp t", "exp mem"]
     for kernel in kernels:
         rows = []
-        for model in (*MODELS, BASELINE):
+        for model in (*MODELS, MATRIX_CHOLESKY, BASELINE):
             series = [records[key] for key in records if key[0] == model and key[1] == kernel]
             if not series:
                 continue
@@ -218,7 +224,7 @@ def figure(records: dict, path: Path) -> None:
     kernels = sorted({k for (_, k, _) in records})
     fig, axes = plt.subplots(2, len(kernels), figsize=(6 * len(kernels), 9), squeeze=False)
     for j, kernel in enumerate(kernels):
-        for model in (*MODELS, BASELINE):
+        for model in (*MODELS, MATRIX_CHOLESKY, BASELINE):
             series = sorted((r for (m, k, _), r in records.items() if m == model and k == kernel
                              and r["status"] == "ok"), key=lambda r: r["n"])
             if not series:
@@ -268,7 +274,7 @@ def main(argv=None) -> None:
         ab_polish([int(n) for n in args.ab_polish.split(",")], args.rounds)
         return
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    unknown = set(models) - {*MODELS, BASELINE}
+    unknown = set(models) - {*MODELS, BASELINE, MATRIX_CHOLESKY}
     if unknown:
         parser.error(f"--models: unknown {sorted(unknown)}; known: {', '.join((*MODELS, BASELINE))}")
     kernels = [k.strip() for k in args.kernels.split(",")]
