@@ -184,6 +184,17 @@ def exponent(records: list[dict], key: str) -> float | None:
     return float(np.polyfit(n, value, 1)[0])
 
 
+def last_slope(records: list[dict], key: str) -> float | None:
+    """log₂ of the ratio between the two largest measured n in the exponent range (the local
+    growth, which the least-squares exponent understates when small n are overhead-bound)."""
+    points = sorted((r["n"], r[key]) for r in records
+                    if r["status"] == "ok" and EXPONENT_RANGE[0] <= r["n"] <= EXPONENT_RANGE[1] and r[key] > 0)
+    if len(points) < 2:
+        return None
+    (n0, v0), (n1, v1) = points[-2:]
+    return float(np.log(v1 / v0) / np.log(n1 / n0))
+
+
 def cell(r: dict | None) -> str:
     if r is None:
         return "–"
@@ -197,7 +208,7 @@ def table(records: dict) -> str:
     sizes = sorted({n for (_, _, n) in records})
     kernels = [k for k in ("linear", "rbf") if any(kk == k for (_, kk, _) in records)]
     lines = []
-    header = ["model (fast route)", *[f"n={n}" for n in sizes], "exp t", "exp mem"]
+    header = ["model (fast route)", *[f"n={n}" for n in sizes], "exp t", "exp mem", "last t"]
     for kernel in kernels:
         rows = []
         for model in (*MODELS, MATRIX_CHOLESKY, BASELINE):
@@ -205,10 +216,10 @@ def table(records: dict) -> str:
             if not series:
                 continue
             solvers = sorted({r.get("solver", "?") for r in series if r["status"] == "ok"})
-            et, em = exponent(series, "cpu"), exponent(series, "extra_mib")
+            et, em, lt = exponent(series, "cpu"), exponent(series, "extra_mib"), last_slope(series, "cpu")
             rows.append([f"{model} [{','.join(solvers)}]",
                          *[cell(records.get((model, kernel, n))) for n in sizes],
-                         "–" if et is None else f"{et:.2f}", "–" if em is None else f"{em:.2f}"])
+                         *("–" if v is None else f"{v:.2f}" for v in (et, em, lt))])
         widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
         lines.append(f"kernel = {kernel}")
         for row in [header, *rows]:
@@ -248,7 +259,8 @@ CONDITIONS = (f"make_multilabel(n, d={N_FEATURES}, q={N_LABELS}, noise=0.1, seed
               f"subprocess; 'CPU s/extra MiB' = process_time of fit / peak RSS beyond the pre-fit RSS; "
               f"'*' = not converged (ConvergenceWarning); '> N s' = killed at the CPU cap (series stops); "
               f"'> mem' = over the memory cap; exponents: log-log least squares over n in "
-              f"{EXPONENT_RANGE[0]}..{EXPONENT_RANGE[1]} (measured cells only); [..] = the route that ran.")
+              f"{EXPONENT_RANGE[0]}..{EXPONENT_RANGE[1]} (measured cells only); 'last t' = the time slope between "
+              f"the two largest measured n; [..] = the route that ran.")
 
 
 def main(argv=None) -> None:
