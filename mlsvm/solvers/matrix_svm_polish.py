@@ -22,10 +22,10 @@ step's Cholesky factor, bordered by the changed indices, rather than refactored.
 
 Large free sets. The first guess of F (from an early AGD iterate) is often much larger than the
 final one (synthetic RBF data, n = 2000: 1400 guessed, 600 final), and its Cholesky factor costs
-``|F|³/3``: the term that made the polish, and the whole fit, grow like n³ (|F| grows with n).
+``|F|³/3``: the term that made the polish, and the whole fit, grow like n³ (``|F|`` grows with n).
 From ``ITERATIVE_FROM`` free indices on, a label's systems are solved by conjugate gradients
 (:class:`IterativeFreeSetSystem`) warm-started from the current α, at ``|F|²`` per iteration; when
-CG has not reached its tolerance within ``|F| / CG_BUDGET_RATIO`` iterations (an ill-conditioned
+CG has not reached its tolerance within ``max(CG_MIN_BUDGET, |F| / CG_BUDGET_RATIO)`` iterations (an ill-conditioned
 K̄_FF, where a factor is the cheaper way), that label goes back to :class:`FreeSetSystem`. CG
 solves to ``CG_LOOSE_RTOL`` while the sets still move (only the next sets depend on those
 solves: an inexact semismooth Newton step), and once a label's sets repeat, solves once more on
@@ -162,7 +162,8 @@ class FreeSetSystem:
 
 class IterativeFreeSetSystem:
     """Solves ``K̄_FF x = r`` by conjugate gradients on the block ``K̄_FF`` (formed at each call
-    and not kept: memory |F|², against a factor per label for :class:`FreeSetSystem`), from a starting point (the current α ∘ y on F). ``solve`` returns
+    and not kept: memory ``|F|²``, against a factor per label for :class:`FreeSetSystem`), from a
+    starting point (the current α ∘ y on F). ``solve`` returns
     None when CG does not reach ``CG_RTOL`` within its budget (module docstring); the caller then
     solves by :class:`FreeSetSystem`.
 
@@ -184,9 +185,9 @@ class IterativeFreeSetSystem:
         ----------
         free : array of bool, shape (n,)
             The free set F.
-        rhs : array of shape (|F|,)
-            Right-hand side, in F's index order.
-        start : array of shape (|F|,)
+        rhs : array of shape (n_free,)
+            Right-hand side, in F's index order (n_free = the size of F).
+        start : array of shape (n_free,)
             Starting point of CG.
         rtol : float
             Relative residual asked.
