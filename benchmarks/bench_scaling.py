@@ -201,7 +201,7 @@ def cell(r: dict | None) -> str:
     if r["status"] == "ok":
         flag = "" if r.get("converged") in (True, None) else "*"
         return f"{r['cpu']:.3g} s/{r['extra_mib']:.0f}M{flag}"
-    return {"cap": f"> {r['cap']:.0f} s", "wall": "> wall", "mem": "> mem"}.get(r["status"], "error")
+    return {"cap": f"> {r['cap']:.0f} s", "wall": f"> {8 * r['cap']:.0f} s wall", "mem": "> mem"}.get(r["status"], "error")
 
 
 def table(records: dict) -> str:
@@ -276,6 +276,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=HERE / "bench_scaling_results.txt")
     parser.add_argument("--ab-polish", default="", help="sizes for the MatrixSVM polish A/B run")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--note", default="", help="a line written under the conditions (how the run was made)")
     parser.add_argument("--report-only", action="store_true", help="rebuild table and figure from the records")
     args = parser.parse_args(argv)
     if args.worker:
@@ -308,7 +309,8 @@ def main(argv=None) -> None:
     records = load_records(args.records)
     text = table(records)
     dates = sorted({r["date"][:10] for r in records.values()})
-    args.out.write_text(f"bench_scaling.py, {', '.join(dates)}\n{CONDITIONS}\n\n{text}\n")
+    note = f"{args.note}\n" if args.note else ""
+    args.out.write_text(f"bench_scaling.py, {', '.join(dates)}\n{CONDITIONS}\n{note}\n{text}\n")
     figure(records, args.out.with_suffix(".png"))
     print(text)
 
