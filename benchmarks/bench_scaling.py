@@ -158,6 +158,8 @@ def run_one(model: str, kernel: str, n: int, cap: float, mem_cap: float) -> dict
             record = json.loads(lines[-1])
         elif done.returncode in (-24, -9):      # SIGXCPU / SIGKILL at the CPU cap
             record = {"status": "cap"}
+        elif "bad_alloc" in done.stderr or "MemoryError" in done.stderr:   # C++ (a CVXPY backend) at RLIMIT_AS
+            record = {"status": "mem", "stderr": done.stderr[-2000:]}
         else:
             record = {"status": "error", "stderr": done.stderr[-2000:]}
     record.update(model=model, kernel=kernel, n=n, cap=cap, wall=time.perf_counter() - started,
@@ -198,6 +200,8 @@ def last_slope(records: list[dict], key: str) -> float | None:
 def cell(r: dict | None) -> str:
     if r is None:
         return "–"
+    if r["status"] == "error" and "bad_alloc" in r.get("stderr", ""):   # recorded before "mem" knew it
+        r = {**r, "status": "mem"}
     if r["status"] == "ok":
         flag = "" if r.get("converged") in (True, None) else "*"
         return f"{r['cpu']:.3g} s/{r['extra_mib']:.0f}M{flag}"
