@@ -43,7 +43,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import LinearOperator, eigsh
 
 from mlsvm.solvers.matrix_svm_bias_prox import prox_box_bias
 from mlsvm.solvers.matrix_svm_polish import polish_labels
@@ -66,23 +66,29 @@ STALL_RATIO = 2.0
 POLISH_STEPS = 20
 
 
-def lambda_max(matrix: np.ndarray) -> float:
-    """Largest eigenvalue of a symmetric PSD matrix: dense ``eigvalsh`` for n ≤ 200, else Lanczos.
+def lambda_max(matrix: np.ndarray, minus_ones: bool = False) -> float:
+    """Largest eigenvalue of a symmetric PSD matrix (of ``matrix − 11ᵀ`` with ``minus_ones``):
+    dense ``eigvalsh`` for n ≤ 200, else Lanczos (``minus_ones`` then as an operator, without an
+    n × n copy).
 
     Parameters
     ----------
     matrix : ndarray
         A symmetric matrix.
+    minus_ones : bool
+        Take the eigenvalue of ``matrix − 11ᵀ`` (K from K̄ = K + 11ᵀ).
     """
     n = matrix.shape[0]
     if n <= 200:
-        return float(np.linalg.eigvalsh(matrix)[-1])
-    value = eigsh(matrix, k=1, which="LA", tol=1e-12, v0=np.ones(n), return_eigenvectors=False)
+        return float(np.linalg.eigvalsh(matrix - 1.0 if minus_ones else matrix)[-1])
+    operator = (LinearOperator((n, n), matvec=lambda v: matrix @ v - np.sum(v, axis=0), dtype=np.float64)
+                if minus_ones else matrix)
+    value = eigsh(operator, k=1, which="LA", tol=1e-12, v0=np.ones(n), return_eigenvectors=False)
     return float(value[0])
 
 
 def lipschitz_constant(gram_bar: np.ndarray, label_gram: np.ndarray | None, ridge: float,
-                       rule: str | float = "exact") -> float:
+                       rule: str | float = "exact", minus_ones: bool = False) -> float:
     """``L`` of the module docstring for ``rule`` = "exact", "frobenius" or a given number.
 
     Parameters
@@ -95,6 +101,8 @@ def lipschitz_constant(gram_bar: np.ndarray, label_gram: np.ndarray | None, ridg
         Curvature ``1/(2C)`` of the least-squares term (0 for the hinge).
     rule : "exact", "frobenius" or float
         ``λ_max`` (exact), the paper's ``‖K̄‖_F`` bound, or a given constant.
+    minus_ones : bool
+        The constant of ``K̄ − 11ᵀ`` (the smooth part under ``split_bias``) instead of ``K̄``.
     """
     if not isinstance(rule, str):
         if not (np.isfinite(rule) and rule > 0):
@@ -102,10 +110,10 @@ def lipschitz_constant(gram_bar: np.ndarray, label_gram: np.ndarray | None, ridg
         return float(rule)
     if rule == "exact":
         label_part = 1.0 if label_gram is None else lambda_max(label_gram)
-        return lambda_max(gram_bar) * label_part + ridge
+        return lambda_max(gram_bar, minus_ones) * label_part + ridge
     if rule == "frobenius":  # the paper's L_f = ‖K̄‖_F (§3.2), times ‖M‖_F for eq. 10
         label_part = 1.0 if label_gram is None else float(np.linalg.norm(label_gram))
-        return float(np.linalg.norm(gram_bar)) * label_part + ridge
+        return float(np.linalg.norm(gram_bar - 1.0 if minus_ones else gram_bar)) * label_part + ridge
     raise ValueError(f"lipschitz must be 'exact', 'frobenius' or a positive number; got {rule!r}")
 
 
@@ -172,12 +180,11 @@ def solve_dual_agd(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, correl
     if split_bias and label_gram is not None:
         raise ValueError("split_bias needs correlation=None (with A the bias term couples the labels)")
     # split_bias: the smooth part is ½BᵀKB (K = K̄ − 11ᵀ), the bias term ½(1ᵀB)² goes to the prox;
-    # K is formed (an n × n copy) only when its constant is computed, not when it is given
-    smooth = gram_bar - 1.0 if split_bias and isinstance(lipschitz, str) else gram_bar
+    # K's λ_max is computed by Lanczos on the operator v ↦ K̄v − 1(1ᵀv), without an n × n copy of K
     # a smooth part with (numerically) no curvature (e.g. K ≈ 0 at a tiny feature scale): any step is
     # valid; the floor keeps it finite (still ≤ 1/L, since L is below the floor then)
     floor = 1e-12 * max(1.0, float(np.max(np.abs(np.diagonal(gram_bar)))))
-    step = 1.0 / max(lipschitz_constant(smooth, label_gram, ridge, lipschitz), floor)
+    step = 1.0 / max(lipschitz_constant(gram_bar, label_gram, ridge, lipschitz, minus_ones=split_bias), floor)
     bias_root = np.zeros(q)                           # warm start of the prox's root μ per label
     block_of = np.arange(q) if label_gram is None else np.zeros(q, dtype=np.intp)
     n_blocks = int(block_of.max()) + 1
@@ -352,8 +359,7 @@ def solve_label_by_label(gram_bar: np.ndarray, signed: np.ndarray, C: float, *, 
     """
     start = time.perf_counter()
     ridge = 1.0 / (2.0 * C) if loss == "squared" else 0.0
-    smooth = gram_bar - 1.0 if options.get("split_bias") and isinstance(lipschitz, str) else gram_bar
-    constant = lipschitz_constant(smooth, None, ridge, lipschitz)
+    constant = lipschitz_constant(gram_bar, None, ridge, lipschitz, minus_ones=bool(options.get("split_bias")))
     alpha0 = options.pop("alpha0", None)
     results = [solve_dual_agd(gram_bar, signed[:, [k]], C, loss=loss, lipschitz=constant,
                               alpha0=None if alpha0 is None else np.asarray(alpha0)[:, [k]], **options)

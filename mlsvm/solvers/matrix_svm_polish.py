@@ -19,6 +19,19 @@ not depend on the guess being right), as OSQP's solution polishing does.
 After the first step the sets change by a few indices (yeast, RBF: the free set of ~1000 loses
 40–90 indices, then 1–10), so the systems are solved by :class:`FreeSetSystem` from the first
 step's Cholesky factor, bordered by the changed indices, rather than refactored.
+
+Large free sets. The first guess of F (from an early AGD iterate) is often much larger than the
+final one (synthetic RBF data, n = 2000: 1400 guessed, 600 final), and its Cholesky factor costs
+``|F|³/3``: the term that made the polish, and the whole fit, grow like n³ (``|F|`` grows with n).
+From ``ITERATIVE_FROM`` free indices on, a label's systems are solved by conjugate gradients
+(:class:`IterativeFreeSetSystem`) warm-started from the current α, at ``|F|²`` per iteration; when
+CG has not reached its tolerance within ``max(CG_MIN_BUDGET, |F| / CG_BUDGET_RATIO)`` iterations (an ill-conditioned
+K̄_FF, where a factor is the cheaper way), that label goes back to :class:`FreeSetSystem`. CG
+solves to ``CG_LOOSE_RTOL`` while the sets still move (only the next sets depend on those
+solves: an inexact semismooth Newton step), and once a label's sets repeat, solves once more on
+them to ``CG_RTOL`` from there, the step whose point is the candidate. Either
+way the candidate is judged by its own duality gap, so the switch changes the cost, never the
+certificate.
 """
 
 from __future__ import annotations
@@ -26,12 +39,24 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq, solve, solve_triangular
 
-__all__ = ["FreeSetSystem", "polish_labels"]
+__all__ = ["FreeSetSystem", "IterativeFreeSetSystem", "polish_labels"]
 
 #: refactor when more than |B| / REFACTOR_RATIO indices changed: the bordered solve costs about
 #: |B|²p flops in triangular solves against |F|³/3 for a new factor (docs/matrix_svm.md, "Tuned
 #: constants", has the measurement)
 REFACTOR_RATIO = 8
+#: free sets of at least this many indices are solved by CG (:class:`IterativeFreeSetSystem`);
+#: below it the Cholesky factor and its bordered updates are as cheap (docs/matrix_svm.md, "Cost")
+ITERATIVE_FROM = 400
+#: relative residual ``‖K̄_FF x − r‖₂ ≤ CG_RTOL ‖r‖₂`` asked of CG (the residual is a stationarity
+#: error on F; the gap then decides whether the candidate is kept)
+CG_RTOL = 1e-12
+#: ... while a label's sets are still changing (the next sets are all that step decides)
+CG_LOOSE_RTOL = 1e-4
+#: CG gives up after ``max(CG_MIN_BUDGET, |F| / CG_BUDGET_RATIO)`` iterations: by then a factor
+#: (|F|³/3 flops, at BLAS-3 speed) would have cost about as much
+CG_BUDGET_RATIO = 4
+CG_MIN_BUDGET = 100
 
 
 class FreeSetSystem:
@@ -135,6 +160,67 @@ class FreeSetSystem:
         return np.r_[z, u[:added.size]]
 
 
+class IterativeFreeSetSystem:
+    """Solves ``K̄_FF x = r`` by conjugate gradients on the block ``K̄_FF`` (formed at each call
+    and not kept: memory ``|F|²``, against a factor per label for :class:`FreeSetSystem`), from a
+    starting point (the current α ∘ y on F). ``solve`` returns
+    None when CG does not reach ``CG_RTOL`` within its budget (module docstring); the caller then
+    solves by :class:`FreeSetSystem`.
+
+    Parameters
+    ----------
+    gram_bar : array of shape (n, n)
+        ``K̄ = K + 11ᵀ``, the Gram matrix of the features augmented by a column of ones.
+    """
+
+    def __init__(self, gram_bar: np.ndarray):
+        self.gram_bar = gram_bar
+        self.n_iter = 0
+
+    def solve(self, free: np.ndarray, rhs: np.ndarray, start: np.ndarray, rtol: float = CG_RTOL) -> np.ndarray | None:
+        """x with ``‖K̄_FF x − rhs‖₂ ≤ rtol ‖rhs‖₂`` (F = ``free``, a bool mask) from ``start``, or
+        None (see above).
+
+        Parameters
+        ----------
+        free : array of bool, shape (n,)
+            The free set F.
+        rhs : array of shape (n_free,)
+            Right-hand side, in F's index order (n_free = the size of F).
+        start : array of shape (n_free,)
+            Starting point of CG.
+        rtol : float
+            Relative residual asked.
+        """
+        index = np.flatnonzero(free)
+        # np.ix_ copies |F|² entries only (two takes copy |F|·n first: 2–3× slower at n = 4000);
+        # the block is not kept between calls, so one label's block at a time is in memory
+        block = self.gram_bar[np.ix_(index, index)]
+        budget = max(CG_MIN_BUDGET, index.size // CG_BUDGET_RATIO)
+        x = start.astype(np.float64, copy=True)
+        residual = rhs - block @ x
+        direction = residual.copy()
+        target = (rtol * float(np.linalg.norm(rhs))) ** 2
+        squared = float(residual @ residual)
+        for _ in range(budget):
+            if squared <= target:
+                break
+            product = block @ direction
+            curvature = float(direction @ product)
+            if not curvature > 0.0:      # K̄_FF numerically singular on this direction
+                return None
+            step = squared / curvature
+            x += step * direction
+            residual -= step * product
+            squared, previous = float(residual @ residual), squared
+            direction *= squared / previous
+            direction += residual
+            self.n_iter += 1
+        # the recurrence's residual drifts from the true one: judge the true residual
+        true = rhs - block @ x
+        return x if float(true @ true) <= 4.0 * target else None
+
+
 def polish_labels(gram_bar: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C: float, *,
                   gradient: np.ndarray | None = None, scale: float = 0.0,
                   steps: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -167,17 +253,32 @@ def polish_labels(gram_bar: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C
     free, upper = (point > 0.0) & (point < C), point >= C
     upper_product = gram_bar @ np.where(upper, C * signed, 0.0)        # K̄(C y ∘ 1_U) per label
     systems = [None] * signed.shape[1]
+    current = np.clip(alpha, 0.0, C)                 # the starting point of CG (iterative systems)
     alpha, product = np.where(upper, C, 0.0), np.empty(signed.shape)
     running = np.arange(signed.shape[1])
+    tight = np.zeros(signed.shape[1], dtype=bool)    # CG to CG_RTOL (else CG_LOOSE_RTOL)
+    loose = np.zeros(signed.shape[1], dtype=bool)    # the label's last solve was a loose CG solve
     for _ in range(max(steps, 1)):
         for k in running:
             f, y = free[:, k], signed[:, k]
             alpha[:, k] = np.where(upper[:, k], C, 0.0)
             if f.any():
                 # Q_FF α_F = 1 − C Q_FU 1  ⇔  K̄_FF (y_F ∘ α_F) = y_F − (K̄(C y ∘ 1_U))_F  (y_F² = 1)
+                rhs = y[f] - upper_product[f, k]
                 if systems[k] is None:
-                    systems[k] = FreeSetSystem(gram_bar, f)
-                alpha[f, k] = y[f] * systems[k].solve(f, y[f] - upper_product[f, k])
+                    systems[k] = (IterativeFreeSetSystem(gram_bar) if np.count_nonzero(f) >= ITERATIVE_FROM
+                                  else FreeSetSystem(gram_bar, f))
+                solution, loose[k] = None, False
+                if isinstance(systems[k], IterativeFreeSetSystem):
+                    solution = systems[k].solve(f, rhs, y[f] * current[f, k],
+                                                CG_RTOL if tight[k] else CG_LOOSE_RTOL)
+                    loose[k] = solution is not None and not tight[k]
+                    if solution is None:     # CG over budget: this label factors from now on
+                        systems[k] = FreeSetSystem(gram_bar, f)
+                if solution is None:
+                    solution = systems[k].solve(f, rhs)
+                alpha[f, k] = y[f] * solution
+        current[:, running] = alpha[:, running]
         product[:, running] = gram_bar @ (alpha[:, running] * signed[:, running])
         point[:, running] = alpha[:, running]
         if scale != 0.0:
@@ -186,6 +287,9 @@ def polish_labels(gram_bar: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C
         new_upper = point[:, running] >= C
         moved = new_upper ^ upper[:, running]
         settled = ~np.any(moved | (new_free ^ free[:, running]), axis=0)
+        retighten = settled & loose[running]      # sets repeat after a loose solve: once more, tight
+        tight[running[retighten]] = True
+        settled &= ~retighten
         for j, k in enumerate(running):   # K̄(C y ∘ 1_U) updated by the rows that entered or left U
             rows = np.flatnonzero(moved[:, j])
             upper_product[:, k] += (np.where(new_upper[rows, j], C, -C) * signed[rows, k]) @ gram_bar[rows]
