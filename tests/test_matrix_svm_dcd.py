@@ -18,22 +18,7 @@ from mlsvm.solvers.matrix_svm_dcd import solve_dcd
 from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH
 from mlsvm.verification.checks.matrix_svm import CHECK_TOL
 from mlsvm.verification.tolerances import tolerance
-
-STRUCTURES = ["plain", "label nobody has", "label everybody has", "all and none", "duplicates"]
-
-
-def _awkward(data, structure):
-    X, Y = data.X.copy(), data.Y.copy()
-    if structure == "label nobody has":
-        Y[:, 0] = 0
-    elif structure == "label everybody has":
-        Y[:, -1] = 1
-    elif structure == "all and none":
-        Y[0], Y[1] = 1, 0
-    elif structure == "duplicates":
-        X[1], Y[1] = X[0], Y[0]
-    return X, Y
-
+from tests.test_matrix_svm_solvers import STRUCTURES, _awkward
 
 def _certificate(problem):
     return lambda alpha: max(ms.kkt_residuals(problem, alpha).values())
