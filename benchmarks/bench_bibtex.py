@@ -135,7 +135,9 @@ def run_worker(name: str, timeout: float) -> dict:
 
 
 def _fmt(value, spec):
-    return "—" if value is None or value != value else format(value, spec)
+    if value is None or value != value:
+        return "—".rjust(int(spec.split(".")[0]) if spec[0].isdigit() else 1)
+    return format(value, spec)
 
 
 def table(records: dict[str, list[dict]], rounds: int) -> str:
