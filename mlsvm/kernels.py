@@ -11,15 +11,18 @@ prediction use the same number.
 
 ``X`` may be a scipy sparse matrix (CSR from :func:`mlsvm.data.check_X`): the Gram matrix is then
 formed by a sparse product and returned dense (it is ``n × m`` in every case), without densifying
-``X``. Every Gram matrix computed here is checked finite: a kernel that overflows float64 (e.g.
+``X``. Before a Gram matrix is formed its memory is estimated (:func:`gram_bytes`) and compared with
+the memory the system has available (:func:`available_memory`): when it cannot fit, a
+``ValueError`` says how much it would need and how much there is, rather than the process swapping
+or being killed. Every Gram matrix computed here is checked finite: a kernel that overflows float64 (e.g.
 ``poly`` with a large ``degree`` and ``gamma``) raises a ``ValueError`` naming its parameters
 instead of reaching a solver as ``inf``.
 """
 
 from __future__ import annotations
 
+import os
 import textwrap
-
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,12 +30,85 @@ from scipy.sparse import issparse
 
 from mlsvm.data import check_scalar
 
-__all__ = ["KERNELS", "Kernel", "make_kernel", "check_gram", "gram_factor"]
+__all__ = ["KERNELS", "Kernel", "make_kernel", "check_gram", "gram_factor", "available_memory", "gram_bytes",
+           "check_gram_memory"]
 
 KERNELS = ("linear", "rbf", "poly", "precomputed")
 
 #: Relative size of the most negative eigenvalue still accepted as round-off in a Gram matrix.
 PSD_TOLERANCE = 1e-8
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation without swapping: ``MemAvailable`` of
+    ``/proc/meminfo`` (Linux), else ``os.sysconf`` free pages × page size; None when unknown."""
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def gram_bytes(n_rows: int, n_columns: int, *, sparse_input: bool = False, kernel: str = "linear") -> int:
+    """Peak bytes of forming an ``n_rows × n_columns`` Gram matrix here: the float64 result, the
+    RBF kernel's ``‖a‖² + ‖b‖²`` temporary of the same size, and for sparse input the sparse product
+    (up to one 12-byte entry, value and index, per element) before it is made dense.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the Gram matrix (points of the first argument).
+    n_columns : int
+        Columns (points of the second argument).
+    sparse_input : bool
+        Whether X is a scipy sparse matrix.
+    kernel : str
+        Kernel name (``"rbf"`` needs a temporary of the result's size).
+    """
+    per_entry = 8 + (8 if kernel == "rbf" else 0) + (12 if sparse_input else 0)
+    return int(n_rows) * int(n_columns) * per_entry
+
+
+def _readable(n_bytes: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:.3g} {unit}"
+    return f"{int(n_bytes)} bytes"
+
+
+def check_gram_memory(n_rows: int, n_columns: int, *, sparse_input: bool = False, kernel: str = "linear",
+                      what: str = "Gram matrix") -> None:
+    """Raise a ``ValueError`` naming the memory a Gram matrix would need and the memory available
+    when it cannot fit (:func:`gram_bytes` > :func:`available_memory`); nothing when it fits or
+    the available memory is unknown.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the Gram matrix.
+    n_columns : int
+        Columns of the Gram matrix.
+    sparse_input : bool
+        Whether X is a scipy sparse matrix.
+    kernel : str
+        Kernel name.
+    what : str
+        Which matrix, for the message.
+    """
+    needed = gram_bytes(n_rows, n_columns, sparse_input=sparse_input, kernel=kernel)
+    available = available_memory()
+    if available is not None and needed > available:
+        raise ValueError(
+            f"the {what} of kernel={kernel!r} is {n_rows} × {n_columns} float64 and forming it would need "
+            f"about {_readable(needed)} of memory, but only {_readable(available)} is available "
+            "(MemAvailable): use fewer training samples, or a model/solver that works on X for the "
+            "linear kernel (docs list each model's memory)")
 
 
 @dataclass(frozen=True)
@@ -62,6 +138,8 @@ class Kernel:
             raise ValueError("a precomputed kernel has no feature map: pass the Gram matrix itself")
         symmetric = B is None
         B = A if B is None else B
+        check_gram_memory(A.shape[0], B.shape[0], sparse_input=issparse(A) or issparse(B), kernel=self.name,
+                          what="training Gram matrix" if symmetric else "test-vs-training Gram matrix")
         # A @ A.T runs as a symmetric rank-k update (syrk): the result is exactly symmetric, and
         # every step below keeps it so, without a symmetrising pass over n² entries.
         gram = A @ B.T

@@ -60,6 +60,9 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
     _solvers: tuple[str, ...] = ("fast", "cvxpy")
     #: True for multiclass-only models (1-D y; no multilabel indicator)
     _single_output: bool = False
+    #: True when ``_problem`` takes ``gram=None`` for the linear kernel (it reads ``X_fit_``): the
+    #: n × n Gram matrix is then not formed at ``fit`` (memory O(nnz(X)) instead of O(n²))
+    _linear_without_gram: bool = False
 
     def __init_subclass__(cls, **kwargs):
         """Fill the shared parameter entries (``%(kernel)s`` …) of the subclass's docstring."""
@@ -130,13 +133,15 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         self.classes_ = target.classes if target.is_multiclass else np.arange(self.n_labels_)
         self._multiclass = target.is_multiclass
 
-    def _train_gram(self, X: np.ndarray) -> np.ndarray:
+    def _train_gram(self, X: np.ndarray) -> np.ndarray | None:
         self.kernel_ = make_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
         self.n_features_in_ = X.shape[1]
         if self.kernel == "precomputed":
             self.X_fit_ = None
             return check_gram(X, "X (precomputed Gram matrix)")
         self.X_fit_ = X
+        if self.kernel == "linear" and self._linear_without_gram:
+            return None
         gram = self.kernel_(X)
         if self.kernel == "poly" and self.coef0 < 0:  # the only built-in kernel that can be indefinite
             gram = check_gram(gram, "the poly kernel's Gram matrix (coef0 < 0)")

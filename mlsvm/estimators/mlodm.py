@@ -55,6 +55,8 @@ class MLODM(KernelMultilabelEstimator):
     """
 
     _registry_model = "mlodm"
+    #: the linear kernel's solvers work on X: K = XXᵀ is never formed
+    _linear_without_gram = True
 
     def __init__(self, C=1.0, theta=0.5, mu=0.5, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  solver="fast", subproblem="exact", tol=1e-6, max_iter=1000, random_state=None,

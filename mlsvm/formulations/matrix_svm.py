@@ -48,10 +48,11 @@ from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import check_scalar, to_signed
-from mlsvm.kernels import gram_factor
+from mlsvm.kernels import Kernel, gram_factor
 from mlsvm.formulations.evaluation import Evaluation, qp_residuals
 
 __all__ = ["LOSSES", "MatrixSVMProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy", "coef_from_dual",
@@ -85,8 +86,9 @@ class MatrixSVMProblem:
 
     Parameters
     ----------
-    gram : array of shape (n, n)
-        Gram matrix K (without the ones).
+    gram : array of shape (n, n) or None
+        Gram matrix K (without the ones); None only with ``features`` (then ``K = XXᵀ`` is formed
+        only if a solver asks for :attr:`gram_bar`; every product here goes through X).
     Y : array of shape (n, q)
         Label indicator.
     C : float
@@ -110,21 +112,37 @@ class MatrixSVMProblem:
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}; got {self.loss!r}")
         check_scalar(self.C, "C", low=0.0, low_open=True)
-        gram = np.asarray(self.gram, dtype=np.float64)
-        if gram.ndim != 2 or gram.shape[0] != gram.shape[1]:
-            raise ValueError(f"gram must be a square (n, n) Gram matrix; got shape {gram.shape}")
-        if not np.all(np.isfinite(gram)):
-            raise ValueError("gram (the kernel matrix) contains NaN or infinite values; check the kernel "
-                             "parameters (e.g. a poly kernel overflowing) or the precomputed matrix")
+        features = self.features
+        if features is not None:   # a sparse X stays sparse (CSR): the linear solvers read its rows
+            features = sp.csr_matrix(features, dtype=np.float64) if sp.issparse(features) else \
+                np.asarray(features, dtype=np.float64)
+            if features.ndim != 2:
+                raise ValueError(f"features must be an (n, d) matrix; got shape {features.shape}")
+            object.__setattr__(self, "features", features)
+        if self.gram is None:
+            if features is None:
+                raise ValueError("gram may be None only with the linear kernel's features (then K = XXᵀ is "
+                                 "formed only by the solvers that need it)")
+            n = features.shape[0]
+        else:
+            gram = np.asarray(self.gram, dtype=np.float64)
+            if gram.ndim != 2 or gram.shape[0] != gram.shape[1]:
+                raise ValueError(f"gram must be a square (n, n) Gram matrix; got shape {gram.shape}")
+            if not np.all(np.isfinite(gram)):
+                raise ValueError("gram (the kernel matrix) contains NaN or infinite values; check the kernel "
+                                 "parameters (e.g. a poly kernel overflowing) or the precomputed matrix")
+            object.__setattr__(self, "gram", gram)
+            n = gram.shape[0]
+            if features is not None and features.shape[0] != n:
+                raise ValueError(f"features must have n = {n} rows; got shape {features.shape}")
         Y = np.asarray(self.Y)
-        if Y.ndim != 2 or Y.shape[0] != gram.shape[0]:
-            raise ValueError(f"Y must be an (n, q) indicator with n = {gram.shape[0]}; got shape {Y.shape}")
-        object.__setattr__(self, "gram", gram)
+        if Y.ndim != 2 or Y.shape[0] != n:
+            raise ValueError(f"Y must be an (n, q) indicator with n = {n}; got shape {Y.shape}")
         object.__setattr__(self, "correlation", check_correlation(self.correlation, Y.shape[1]))
 
     @property
     def n_samples(self) -> int:
-        return self.gram.shape[0]
+        return np.asarray(self.Y).shape[0]
 
     @property
     def n_labels(self) -> int:
@@ -137,8 +155,23 @@ class MatrixSVMProblem:
 
     @cached_property
     def gram_bar(self) -> np.ndarray:
-        """``K̄ = K + 11ᵀ`` (X augmented by a column of ones)."""
-        return self.gram + 1.0
+        """``K̄ = K + 11ᵀ`` (X augmented by a column of ones); formed from the features (after the
+        memory check of :mod:`mlsvm.kernels`) when the problem was built without K."""
+        gram = self.gram if self.gram is not None else Kernel("linear")(self.features)
+        return gram + 1.0
+
+    def gram_bar_times(self, matrix: np.ndarray) -> np.ndarray:
+        """``K̄ @ matrix``: with the linear kernel's features ``X(Xᵀ matrix) + 1(1ᵀ matrix)``,
+        ``O(nnz(X) q)`` and no n × n matrix; otherwise the Gram matrix's product.
+
+        Parameters
+        ----------
+        matrix : array of shape (n, q)
+            The right-hand factor.
+        """
+        if self.features is None:
+            return self.gram_bar @ matrix
+        return np.asarray(self.features @ (self.features.T @ matrix)) + matrix.sum(axis=0)
 
     @cached_property
     def label_gram(self) -> np.ndarray | None:
@@ -160,7 +193,8 @@ class MatrixSVMProblem:
 
 def _augmented_factor(problem: MatrixSVMProblem) -> np.ndarray:
     """``[L, 1]`` with ``L Lᵀ = K``, so ``[L, 1][L, 1]ᵀ = K̄``: the rows of X̄ in factor coordinates."""
-    return np.hstack([gram_factor(problem.gram), np.ones((problem.n_samples, 1))])
+    gram = problem.gram if problem.gram is not None else problem.gram_bar - 1.0
+    return np.hstack([gram_factor(gram), np.ones((problem.n_samples, 1))])
 
 
 def cvxpy_primal(problem: MatrixSVMProblem):
@@ -260,7 +294,7 @@ def primal_objective(problem: MatrixSVMProblem, coef: np.ndarray) -> float:
     coef : array of shape (n, q)
         Coefficients Θ with ``W = X̄ᵀΘ``.
     """
-    gram_coef = problem.gram_bar @ coef
+    gram_coef = problem.gram_bar_times(coef)
     regularizer = 0.5 * float(np.sum(coef * gram_coef))    # ½ tr(WᵀW) = ½ tr(Θᵀ K̄ Θ)
     return regularizer + problem.C * _loss(problem, problem.right(gram_coef, "A"))
 
@@ -276,7 +310,7 @@ def dual_objective(problem: MatrixSVMProblem, alpha: np.ndarray) -> float:
         Dual variables α.
     """
     B = alpha * problem.signed
-    quadratic = float(np.sum(B * problem.right(problem.gram_bar @ B, "M")))
+    quadratic = float(np.sum(B * problem.right(problem.gram_bar_times(B), "M")))
     value = float(alpha.sum()) - 0.5 * quadratic
     if problem.loss == "squared":
         value -= float(np.sum(alpha * alpha)) / (4.0 * problem.C)
@@ -324,7 +358,7 @@ def hessian_operator(problem: MatrixSVMProblem) -> LinearOperator:
 
     def matvec(vector):
         alpha = np.asarray(vector, dtype=np.float64).reshape(n, q)
-        product = problem.signed * problem.right(problem.gram_bar @ (alpha * problem.signed), "M")
+        product = problem.signed * problem.right(problem.gram_bar_times(alpha * problem.signed), "M")
         return (product + problem.ridge * alpha).ravel()
 
     return LinearOperator((n * q, n * q), matvec=matvec, rmatvec=matvec, dtype=np.float64)
@@ -367,7 +401,7 @@ def evaluate(problem: MatrixSVMProblem, primal: dict, dual: dict | None = None) 
         else:
             coef = np.asarray(primal["coef"], dtype=np.float64)
         evaluation = Evaluation(primal_objective(problem, coef),
-                                extra={"coef": coef, "scores": problem.right(problem.gram_bar @ coef, "A")})
+                                extra={"coef": coef, "scores": problem.right(problem.gram_bar_times(coef), "A")})
     if dual is not None:
         evaluation.dual_objective = dual_objective(problem, dual["alpha"])
         evaluation.kkt = kkt_residuals(problem, dual["alpha"])

@@ -4,7 +4,8 @@ interior point batched over labels, in closed form (least squares, eq. 14), or b
 
 ``"fast"``: the closed form for the squared loss; the interior point for the hinge on the linear
 kernel without A when ``d + 1 ≤ MAX_WIDTH`` (K̄ has rank d + 1, where gradient methods are
-sublinear); otherwise accelerated proximal gradient, handing over to the interior point when it
+sublinear), dual coordinate descent (LIBLINEAR's method, O(nnz) per pass, no Gram matrix) when it
+is wider; otherwise accelerated proximal gradient, handing over to the interior point when it
 is still short of the tolerance after ``APG_BEFORE_IPM`` iterations (ill-conditioned kernels).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations import matrix_svm
@@ -21,6 +23,7 @@ from mlsvm.registry import EXACT, ModelSpec, SolverSpec
 from mlsvm.solvers.cvxpy_tools import solve_cvxpy
 from mlsvm.solvers.matrix_svm_agd import solve_dual_agd
 from mlsvm.solvers.matrix_svm_closed_form import solve_least_squares
+from mlsvm.solvers.matrix_svm_dcd import solve_dcd
 from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH, interior_point_box
 from mlsvm.solvers.matrix_svm_polish import polish_labels
 from mlsvm.solvers.result import SolverResult, warn_not_converged, warn_stalled
@@ -34,6 +37,11 @@ FAST_START = 0.5
 IPM_MAX_ITER = 200
 #: active-set steps of the crossover that follows an interior point stalled short of ``tol``
 CROSSOVER_STEPS = 10
+#: ... when K̄ (n × n) is at hand or this small: without K (the linear kernel's features alone) the
+#: crossover forms it, 8n² bytes (128 MB at this n)
+CROSSOVER_MAX_N = 4000
+#: the coordinate-descent passes ``max_iter`` may ask for (its default is sized for the gradient methods)
+DCD_MAX_PASSES = 5000
 #: "fast" on a kernel: accelerated gradient first (tens of iterations on well-scaled data); past
 #: this many iterations the problem is ill-conditioned (raw features, a high-degree poly kernel)
 #: and the interior point, whose iteration count does not depend on conditioning, takes over
@@ -76,12 +84,16 @@ def _ipm(problem, *, tol, max_iter):
         raise ValueError("solver='ipm' solves the hinge loss without a correlation matrix "
                          f"(got loss={problem.loss!r}, correlation given: {problem.correlation is not None})")
     factor = problem.features if problem.features is not None else gram_factor(problem.gram)
+    if issparse(factor):   # the interior point centres [X − 1mᵀ, 1]: it reads the features densely
+        factor = factor.toarray()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         result = interior_point_box(factor, problem.signed, problem.C, tol=tol,
                                     max_iter=min(max_iter, IPM_MAX_ITER), certificate=_certificate(problem),
                                     name="MatrixSVM(solver='ipm')")
-    crossover = None if result.converged else _crossover(problem, result, factor, tol)
+    crossover = None
+    if not result.converged and (problem.gram is not None or problem.n_samples <= CROSSOVER_MAX_N):
+        crossover = _crossover(problem, result, factor, tol)
     if crossover is not None and crossover.stop_value < result.stop_value:
         if not crossover.converged:   # better than the interior point's iterate, still short of tol
             warn_stalled("MatrixSVM(solver='ipm') with its active-set crossover", "the certificate (relative "
@@ -102,7 +114,7 @@ def _crossover(problem, result, factor, tol):
     polish; the candidate is ``converged`` only when its own relative gap and scaled KKT residuals
     meet ``tol``, and its ``stop_value`` is that certificate."""
     alpha, gram_bar, signed = result.dual["alpha"], problem.gram_bar, problem.signed
-    gradient = signed * (gram_bar @ (alpha * signed)) - 1.0
+    gradient = signed * problem.gram_bar_times(alpha * signed) - 1.0
     candidate, _ = polish_labels(gram_bar, signed, alpha, problem.C, gradient=gradient,
                                  scale=1.0 / float(np.mean(np.diag(gram_bar))), steps=CROSSOVER_STEPS)
     evaluation = matrix_svm.evaluate(problem, {}, {"alpha": candidate})
@@ -114,6 +126,15 @@ def _crossover(problem, result, factor, tol):
                         stop_rule=f"{result.stop_rule} (interior point stalled at {result.stop_value:.1e}), "
                                   f"then an active-set crossover: certificate",
                         solve_time=result.solve_time, history=result.history, solver=result.solver)
+
+
+def _dcd(problem, *, tol, max_iter, random_state=None):
+    if problem.features is None or problem.loss != "hinge" or problem.correlation is not None:
+        raise ValueError("solver='dcd' solves the hinge loss with the linear kernel (kernel='linear') and "
+                         f"no correlation matrix (got loss={problem.loss!r}, linear kernel: "
+                         f"{problem.features is not None}, correlation given: {problem.correlation is not None})")
+    return solve_dcd(problem.features, problem.signed, problem.C, tol=tol, max_iter=min(max_iter, DCD_MAX_PASSES),
+                     certificate=_certificate(problem), random_state=0 if random_state is None else random_state)
 
 
 def _apg_then_ipm(problem, *, tol, max_iter):
@@ -153,9 +174,8 @@ def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
 def _resolve_fast(problem) -> str:
     if problem.loss == "squared":
         return "closed-form"
-    if (problem.features is not None and problem.correlation is None
-            and problem.features.shape[1] + 1 <= MAX_WIDTH):
-        return "ipm"
+    if problem.features is not None and problem.correlation is None:
+        return "ipm" if problem.features.shape[1] + 1 <= MAX_WIDTH else "dcd"
     return "apg-ipm"
 
 
@@ -166,6 +186,9 @@ MODEL = ModelSpec(
     solvers={
         "ipm": SolverSpec("ipm", _ipm, EXACT, "primal-dual interior point batched over labels, Newton "
                           "systems of size rank(K) + 1 (hinge, no A)"),
+        "dcd": SolverSpec("dcd", _dcd, EXACT, "dual coordinate descent batched over labels with "
+                          "shrinking (LIBLINEAR's method, O(nnz(X) q) per pass, no Gram matrix) and "
+                          "active-set steps (hinge, linear kernel, no A)", options=("random_state",)),
         "apg": SolverSpec("apg", _apg, EXACT, "accelerated proximal gradient with exact Lipschitz "
                           "constant, restart, bias prox and active-set polishing"),
         "apg-ipm": SolverSpec("apg-ipm", _apg_then_ipm, EXACT,
@@ -179,5 +202,5 @@ MODEL = ModelSpec(
     },
     resolve_fast=_resolve_fast,
     fast_summary="'closed-form' (squared loss), 'ipm' (hinge, linear kernel, no A, d + 1 ≤ MAX_WIDTH), "
-                 "else 'apg-ipm'",
+                 "'dcd' (the same, d + 1 > MAX_WIDTH), else 'apg-ipm'",
 )

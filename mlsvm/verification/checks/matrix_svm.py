@@ -1,6 +1,7 @@
 """Matrix-SVM checks: CVXPY dual = primal (Clarabel; OSQP as cross-check: QPs, see
 cvxpy_tools.CROSSCHECK_BACKEND) and every registered MatrixSVM solver that applies ("fast", and each
-of :mod:`mlsvm.registry.matrix_svm`: "ipm" on the hinge without A, "closed-form" on the squared
+of :mod:`mlsvm.registry.matrix_svm`: "ipm" on the hinge without A, "dcd" on the same with the
+linear kernel, "closed-form" on the squared
 loss, "apg", "agd", "cvxpy") reaches the CVXPY primal optimum, for the hinge (eq. 1 / 8), the MLRL
 extension with a correlation matrix A (eq. 10) and the least-squares variant (eq. 12 / 14)."""
 
@@ -55,9 +56,11 @@ def _variants(quick: bool):
                     yield reference, kernel, loss, correlation
 
 
-def _applies(solver: str, loss: str, correlation) -> bool:
+def _applies(solver: str, loss: str, correlation, kernel: str) -> bool:
     if solver == "ipm":
         return loss == "hinge" and correlation is None
+    if solver == "dcd":
+        return loss == "hinge" and correlation is None and kernel == "linear"
     if solver == "closed-form":
         return loss == "squared"
     return solver != "cvxpy"   # the CVXPY rows grade the dual's own point, above
@@ -78,7 +81,7 @@ def checks(quick: bool) -> list[Check]:
             found.append(Check(MODEL, name, f"dual ({backend}) vs primal", solver,
                                lambda p=problem, n=name, b=backend, s=solver, t=truth:
                                compare(MODEL, n, f"dual ({b}) vs primal", s, cvxpy_dual_report(p, b), t())))
-        for solver in (s for s in registry.model(MODEL).solver_names() if _applies(s, loss, correlation)):
+        for solver in (s for s in registry.model(MODEL).solver_names() if _applies(s, loss, correlation, kernel)):
             def run(solver=solver, reference=reference, kernel=kernel, loss=loss, correlation=correlation,
                     name=name, t=truth):
                 estimator = MatrixSVM(C=1.0, correlation=correlation, loss=loss, kernel=kernel, gamma="scale",
