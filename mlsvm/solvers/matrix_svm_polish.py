@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq, solve, solve_triangular
+from scipy.sparse.linalg import cg
 
 __all__ = ["FreeSetSystem", "IterativeFreeSetSystem", "polish_labels"]
 
@@ -197,28 +198,18 @@ class IterativeFreeSetSystem:
         # the block is not kept between calls, so one label's block at a time is in memory
         block = self.gram_bar[np.ix_(index, index)]
         budget = max(CG_MIN_BUDGET, index.size // CG_BUDGET_RATIO)
-        x = start.astype(np.float64, copy=True)
-        residual = rhs - block @ x
-        direction = residual.copy()
-        target = (rtol * float(np.linalg.norm(rhs))) ** 2
-        squared = float(residual @ residual)
-        for _ in range(budget):
-            if squared <= target:
-                break
-            product = block @ direction
-            curvature = float(direction @ product)
-            if not curvature > 0.0:      # K̄_FF numerically singular on this direction
-                return None
-            step = squared / curvature
-            x += step * direction
-            residual -= step * product
-            squared, previous = float(residual @ residual), squared
-            direction *= squared / previous
-            direction += residual
-            self.n_iter += 1
-        # the recurrence's residual drifts from the true one: judge the true residual
+        steps = [0]
+
+        def count(_):
+            steps[0] += 1
+
+        x, info = cg(block, rhs, x0=start.astype(np.float64), rtol=rtol, atol=0.0, maxiter=budget, callback=count)
+        self.n_iter += steps[0]
+        if info != 0 or not np.all(np.isfinite(x)):   # over budget, or K̄_FF numerically singular
+            return None
+        # CG's recurrence residual drifts from the true one: judge the true residual
         true = rhs - block @ x
-        return x if float(true @ true) <= 4.0 * target else None
+        return x if float(np.linalg.norm(true)) <= 2.0 * rtol * float(np.linalg.norm(rhs)) else None
 
 
 def polish_labels(gram_bar: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C: float, *,

@@ -49,6 +49,7 @@ import warnings
 
 import numpy as np
 from scipy.sparse import issparse
+from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.data import check_scalar
@@ -225,26 +226,19 @@ def _newton_direction(X, squared, pairs, curvature, gradient):
         middle = np.bincount(positive, values, n * q) - np.bincount(negative, values, n * q)
         return V + np.asarray(X.T @ middle.reshape(n, q))
 
+    shape, size = gradient.shape, gradient.size
+    products = [0]
+
+    def matvec(v):
+        products[0] += 1
+        return hessian(v.reshape(shape)).ravel()
+
     norm = np.linalg.norm(gradient)
-    target = CG_FORCING * min(1.0, np.sqrt(norm)) * norm
-    solution = np.zeros_like(gradient)
-    residual = -gradient
-    preconditioned = residual / diagonal
-    search = preconditioned.copy()
-    rz = np.sum(residual * preconditioned)
-    used = 0
-    for used in range(1, CG_MAX_ITER + 1):
-        product = hessian(search)
-        length = rz / np.sum(search * product)
-        solution += length * search
-        residual -= length * product
-        if np.linalg.norm(residual) <= target:
-            break
-        preconditioned = residual / diagonal
-        rz_next = np.sum(residual * preconditioned)
-        search = preconditioned + (rz_next / rz) * search
-        rz = rz_next
-    return solution, used
+    operator = LinearOperator((size, size), matvec=matvec, dtype=np.float64)
+    preconditioner = LinearOperator((size, size), matvec=lambda v: v / diagonal.ravel(), dtype=np.float64)
+    solution, _ = cg(operator, -gradient.ravel(), rtol=CG_FORCING * min(1.0, np.sqrt(norm)), atol=0.0,
+                     maxiter=CG_MAX_ITER, M=preconditioner)
+    return solution.reshape(shape), products[0]
 
 
 def _line_search(W, direction, margins, step_margins, scaled_weight, theta, mu) -> float:
