@@ -15,8 +15,8 @@ solves ``H p = −∇f`` by conjugate gradients preconditioned with ``diag(H)`` 
 residual ``≤ 10⁻³ min(1, √‖∇f‖)``) and takes the exact minimiser of ``f`` along ``p`` (a 1-D
 piecewise quadratic: safeguarded Newton on its derivative inside a bracket). On a piecewise
 quadratic this is a semismooth Newton method: once the sets ``{m < 1 − θ}``, ``{m > 1 + θ}`` are
-right, one step lands on the optimum. Measured on yeast train (58,248 pairs): 7 iterations, 361
-Hessian products, 0.38 s (benchmarks/bench_mlodm_linear_results.txt).
+right, one step lands on the optimum (iteration counts and timings: docs/mlodm.md and
+benchmarks/bench_mlodm_linear_results.txt).
 
 ``method="dcd"`` is dual coordinate descent as in LIBLINEAR and the binary ODM packages: one
 coordinate per pair, the joint step on ``(α_t, β_t)`` (at a minimiser they are never both
@@ -28,8 +28,8 @@ moves ``w_k`` by ``+Δ x_i`` and ``w_l`` by ``−Δ x_i``. Sweeps visit the inst
 order and each instance's pairs in turn; all pairs of instance i see ``x_i`` only through the
 q scores ``s = Wᵀ x_i``, which a step changes by ``±‖x_i‖² Δ`` in O(1), so ``W`` is read and
 written once per instance (O(nnz(x_i)·q)) and the per-pair work is a few float operations.
-It converges linearly (yeast train: 125 sweeps, 4.8 s for tol 1e-6; each sweep is a Python loop
-over the pairs, ~40 ms), so it is kept as the textbook method and cross-check, not as the fast route.
+It converges linearly and each sweep is a Python loop over the pairs (docs/mlodm.md has the
+measurements), so it is kept as the textbook method and cross-check, not as the fast route.
 
 Stopping rule (both methods; the formulation's own certificate). At the dual point
 ``α_t = C (1 − θ − m_t)₊ / n_t``, ``β_t = μC (m_t − 1 − θ)₊ / n_t`` (the optimality conditions of
