@@ -214,3 +214,17 @@ def test_a_feasible_warm_start_is_used_and_stays_exact():
         warm = decomposition(problem, tol=1e-8, alpha0=cold.dual["alpha"])
     assert warm.n_iter <= 2
     assert relative_difference(graded(problem, warm)[2], graded(problem, cold)[2]) <= 1e-8
+
+
+def test_a_stall_is_noticed_with_shrinking_on():
+    """poly degree 40 (issue 14, item 8): no dual increase is possible, and the stall must be declared
+    after STALL_ITERATIONS iterations of the whole problem. With shrinking, re-shrinking at every
+    check hid it: the run went to its 20,000-iteration budget (196 s) instead of stopping at 55."""
+    from mlsvm import RankSVM
+    from mlsvm.datasets import make_multilabel
+    from mlsvm.solvers.rank_svm_decomposition import STALL_ITERATIONS
+
+    data = make_multilabel(n_samples=40, n_features=5, n_labels=4, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="stalled"):
+        report = RankSVM(kernel="poly", degree=40).fit(data.X, data.Y).fit_report_
+    assert not report.converged and report.n_iter <= 3 * STALL_ITERATIONS

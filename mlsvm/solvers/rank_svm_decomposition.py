@@ -444,6 +444,9 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     best_dual, stalled_for, next_check, certified = -np.inf, 0, 0, biases
     converged, stalled, gap, kkt, bound = False, False, np.inf, np.inf, np.inf
     kept, view = None, classes                  # shrinking: the pairs selection looks at
+    # after a stagnant check all pairs come back and stay until the dual increases again, so that a
+    # stall is judged on the whole problem (re-shrinking at every check would hide it for ever)
+    hold_full = False
     for iteration in range(1, max_iter + 1):
         flat_g = kernel_beta.ravel()
         quadratic = float(np.sum(beta * kernel_beta))
@@ -452,6 +455,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         if callback is not None:
             callback(iteration, {}, {"alpha": alpha[inverse]})
         stalled_for = stalled_for + 1 if dual <= best_dual else 0
+        hold_full = hold_full and stalled_for > 0
         stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
         best_dual = max(best_dual, dual)
         if (iteration - 1) % CHECK_EVERY == 0 or (stagnant and iteration >= next_check):
@@ -479,6 +483,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
                     stalled = True
                     break
                 unshrink = stagnant             # the pairs kept are done: look at all of them again
+                hold_full = hold_full or unshrink
             # shrinking (LIBSVM's rule with the biases as the equality multipliers): a pair on a
             # bound whose reduced gradient points outward by more than the largest violation
             # (inward at a bound, either way when free) is left out until the next full check
@@ -486,7 +491,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             inward = np.maximum(inward, np.where(alpha > 0.0, np.maximum(reduced, 0.0), 0.0))
             outward = np.where(alpha <= 0.0, reduced, np.where(alpha >= upper, -reduced, -np.inf))
             shrunk = outward > SHRINK_MARGIN * float(np.max(inward, initial=0.0))
-            if unshrink or not np.any(shrunk):
+            if unshrink or hold_full or not np.any(shrunk):
                 kept, view = None, classes
             else:
                 kept = np.flatnonzero(~shrunk)
