@@ -7,7 +7,6 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import LinearSVC
 
 from mlsvm import MatrixSVM, registry
 from mlsvm.datasets import make_multilabel
@@ -18,7 +17,7 @@ from mlsvm.solvers.matrix_svm_dcd import solve_dcd
 from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH
 from mlsvm.verification.checks.matrix_svm import CHECK_TOL
 from mlsvm.verification.tolerances import tolerance
-from tests.test_matrix_svm_solvers import STRUCTURES, _awkward
+from tests.test_matrix_svm_solvers import STRUCTURES, _awkward, liblinear_single_label
 
 def _certificate(problem):
     return lambda alpha: max(ms.kkt_residuals(problem, alpha).values())
@@ -51,10 +50,7 @@ def test_single_label_equals_liblinear():
     data = make_multilabel(60, 4, 1, noise=0.15, random_state=5)
     problem = ms.MatrixSVMProblem(None, data.Y, 1.0, features=data.X)
     result = solve_dcd(data.X, problem.signed, 1.0, tol=CHECK_TOL, max_iter=5000, certificate=_certificate(problem))
-    y = problem.signed[:, 0]
-    svc = LinearSVC(C=1.0, loss="hinge", intercept_scaling=1.0, tol=1e-10, max_iter=200_000).fit(data.X, y)
-    w, b = svc.coef_.ravel(), svc.intercept_[0]
-    liblinear = 0.5 * (w @ w + b * b) + np.maximum(0, 1 - y * (data.X @ w + b)).sum()
+    w, b, liblinear = liblinear_single_label(data.X, problem.signed)
     assert relative_difference(ms.primal_objective(problem, result.primal["coef"]), liblinear) \
         <= tolerance("binary_svm", "liblinear").objective
     np.testing.assert_allclose(np.r_[result.primal["W"].ravel(), result.primal["b"]], np.r_[w, b], atol=1e-3)

@@ -197,14 +197,19 @@ def test_interior_point_reaches_the_cvxpy_optimum(seed, q, shift, C, structure):
     _grade(problem, interior_point_box(X, problem.signed, C, tol=CHECK_TOL), "ipm")
 
 
+def liblinear_single_label(X, signed):
+    """LIBLINEAR on one ±1 label (C = 1, hinge, regularized bias): its ``(w, b)`` and objective."""
+    y = signed[:, 0]
+    svc = LinearSVC(C=1.0, loss="hinge", intercept_scaling=1.0, tol=1e-10, max_iter=200_000).fit(X, y)
+    w, b = svc.coef_.ravel(), svc.intercept_[0]
+    return w, b, 0.5 * (w @ w + b * b) + np.maximum(0, 1 - y * (X @ w + b)).sum()
+
+
 def test_interior_point_single_label_equals_liblinear():
     data = make_multilabel(60, 4, 1, noise=0.15, random_state=5)
     problem = ms.MatrixSVMProblem(data.X @ data.X.T, data.Y, 1.0)
     result = interior_point_box(data.X, problem.signed, 1.0, tol=CHECK_TOL)
-    y = problem.signed[:, 0]
-    svc = LinearSVC(C=1.0, loss="hinge", intercept_scaling=1.0, tol=1e-10, max_iter=200_000).fit(data.X, y)
-    w, b = svc.coef_.ravel(), svc.intercept_[0]
-    liblinear = 0.5 * (w @ w + b * b) + np.maximum(0, 1 - y * (data.X @ w + b)).sum()
+    w, b, liblinear = liblinear_single_label(data.X, problem.signed)
     assert relative_difference(ms.primal_objective(problem, result.primal["coef"]), liblinear) \
         <= tolerance("binary_svm", "liblinear").objective
     np.testing.assert_allclose(result.primal["W"].ravel(), np.r_[w, b], atol=1e-3)  # liblinear's precision
