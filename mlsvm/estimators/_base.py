@@ -58,6 +58,8 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
     _registry_model: str | None = None
     #: solvers of a subclass that implements ``_fit`` itself (no registry table yet)
     _solvers: tuple[str, ...] = ("fast", "cvxpy")
+    #: docstring entries sibling estimators of one model share (``%(name)s`` lines, see ``_docs.fill``)
+    _doc_entries: dict = {}
     #: True for multiclass-only models (1-D y; no multilabel indicator)
     _single_output: bool = False
     #: True when ``_problem`` takes ``gram=None`` for the linear kernel (it reads ``X_fit_``): the
@@ -68,7 +70,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         """Fill the shared parameter entries (``%(kernel)s`` …) of the subclass's docstring."""
         super().__init_subclass__(**kwargs)
         if cls.__doc__ and "%(" in cls.__doc__ and cls._registry_model:
-            cls.__doc__ = fill(cls.__doc__, cls._registry_model)
+            cls.__doc__ = fill(cls.__doc__, cls._registry_model, cls._doc_entries)
 
     # ---- to implement -------------------------------------------------------------------
     def _problem(self, gram: np.ndarray, Y: np.ndarray):  # pragma: no cover - abstract

@@ -55,7 +55,7 @@ def solver_entry(model: str) -> str:
     return "\n".join([f"solver : {{{names}}}", *wrapped])
 
 
-def fill(docstring: str, model: str) -> str:
+def fill(docstring: str, model: str, extra: dict | None = None) -> str:
     """Replace each ``%(name)s`` line of ``docstring`` by the shared entry, at the line's indent.
 
     Parameters
@@ -64,8 +64,10 @@ def fill(docstring: str, model: str) -> str:
         A class docstring with placeholder lines.
     model : str
         The model's registry name, for the ``solver`` entry.
+    extra : dict or None
+        Further entries, e.g. the parameters sibling estimators of one model share.
     """
-    entries = {**SHARED, "solver": solver_entry(model)}
+    entries = {**SHARED, "solver": solver_entry(model), **(extra or {})}
 
     def replace(match: re.Match) -> str:
         indent, name = match.group(1), match.group(2)

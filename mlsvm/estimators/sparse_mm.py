@@ -26,6 +26,19 @@ __all__ = ["SMSVM", "SM3L"]
 
 class _SparseMaxMargin(KernelMultilabelEstimator):
     _registry_model = "sparse_mm"
+    _doc_entries = {
+        "basis": """\
+lam : float
+    Regularisation weight λ (> 0) of the sparse models.
+d_max : int or None
+    Largest basis size ``|J|`` (default ``min(100, n)``).
+kappa : int
+    Number of random candidates examined per greedy step (κ).""",
+        "min_rel_decrease": """\
+min_rel_decrease : float
+    Greedy selection stops when adding a basis vector decreases the objective by less than this
+    relative amount.""",
+    }
     #: the variant of the formulation (``SparseMMProblem.model``), unrelated to ``_registry_model``
     _model = ""
 
@@ -74,20 +87,13 @@ class SMSVM(_SparseMaxMargin):
 
     Parameters
     ----------
-    lam : float
-        Regularisation weight λ (> 0) of the sparse models.
-    d_max : int or None
-        Largest basis size ``|J|`` (default ``min(100, n)``).
-    kappa : int
-        Number of random candidates examined per greedy step (κ).
+    %(basis)s
     %(kernel)s
     %(solver)s
     %(tol)s
     %(max_iter)s
     %(random_state)s
-    min_rel_decrease : float
-        Greedy selection stops when adding a basis vector decreases the objective by less than this
-        relative amount.
+    %(min_rel_decrease)s
     %(cvxpy_solver)s
     """
 
@@ -109,12 +115,7 @@ class SM3L(_SparseMaxMargin):
 
     Parameters
     ----------
-    lam : float
-        Regularisation weight λ (> 0) of the sparse models.
-    d_max : int or None
-        Largest basis size ``|J|`` (default ``min(100, n)``).
-    kappa : int
-        Number of random candidates examined per greedy step (κ).
+    %(basis)s
     R : array of shape (q, q) or None
         Label-correlation matrix ``R = PᵀP`` of SM3L (symmetric positive definite); None means the
         identity.
@@ -125,9 +126,7 @@ class SM3L(_SparseMaxMargin):
     %(tol)s
     %(max_iter)s
     %(random_state)s
-    min_rel_decrease : float
-        Greedy selection stops when adding a basis vector decreases the objective by less than this
-        relative amount.
+    %(min_rel_decrease)s
     %(cvxpy_solver)s
     """
 
