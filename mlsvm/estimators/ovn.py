@@ -22,7 +22,10 @@ import warnings
 import numpy as np
 from scipy.sparse import issparse
 
-from mlsvm.estimators._base import KernelMultilabelEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from mlsvm.data import check_X
+from mlsvm.estimators._base import KernelMultilabelEstimator, check_n_features
 from mlsvm.formulations import ovn
 
 __all__ = ["OvNSVM", "ovn_decide", "UncenteredDataWarning", "ORIGIN_RATIO"]
@@ -108,6 +111,8 @@ class OvNSVM(KernelMultilabelEstimator):
     """
 
     _registry_model = "ovn"
+    #: the linear kernel's problem holds X, not G = XXᵀ: every solver and the grading use X(Xᵀ·)
+    _linear_without_gram = True
 
     def __init__(self, alpha=0.0, beta=1.0, w_constraint="soft", b_constraint="hard", gamma_b=1.0,
                  kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast", tol=1e-10,
@@ -138,15 +143,23 @@ class OvNSVM(KernelMultilabelEstimator):
                     "such data the class hyperplanes come out nearly parallel and predictions can be near chance "
                     "(raw iris: accuracy 1/3). Standardise X (e.g. StandardScaler; the paper normalizes its data) "
                     "or use kernel='rbf'.", UncenteredDataWarning, stacklevel=4)
-        features = self.X_fit_ if self.kernel == "linear" else None  # MM and the IPM's Woodbury use X
-        if issparse(features):  # the OvN solvers (Woodbury blocks, MM's lstsq, CVXPY factor) read the
-            features = features.toarray()   # features densely (n × d)
+        features = self.X_fit_ if self.kernel == "linear" else None  # a sparse X stays CSR
         return ovn.OvNProblem(gram, Y, self.alpha, self.beta, self.w_constraint, self.b_constraint,
                               self.gamma_b, features)
 
     def _set_fitted(self, problem, result, evaluation, Y) -> None:
         self.dual_coef_, self.intercept_ = result.primal["coef"], result.primal["b"]
         self.multipliers_ = result.dual["Lam"]
+        if self.kernel == "linear":   # f(x) = xᵀ(Xᵀ dual_coef_) + b: predictions need no test Gram matrix
+            self.coef_ = np.asarray(self.X_fit_.T @ self.dual_coef_)
+
+    def _scores(self, X) -> np.ndarray:
+        if self.kernel != "linear":
+            return super()._scores(X)
+        check_is_fitted(self, "fit_report_")
+        X = check_X(X, "X")
+        check_n_features(self, X)
+        return np.asarray(X @ self.coef_) + self.intercept_[None, :]
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return gram_test @ self.dual_coef_ + self.intercept_[None, :]

@@ -48,15 +48,17 @@ kernel): ``W ↦ V = LᵀA`` (r × K), ``tr(WMWᵀ) = ‖V R‖²`` with ``M = R
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse import csr_matrix
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import check_scalar
 from mlsvm.formulations.evaluation import Evaluation, linear_weights, qp_residuals
-from mlsvm.kernels import gram_factor
+from mlsvm.kernels import Kernel, gram_factor
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
            "primal_objective", "smoothed_primal_objective", "dual_objective", "coef_from_dual",
@@ -80,12 +82,15 @@ def alpha_interval(n_classes: int) -> tuple[float, float]:
 @dataclass(frozen=True)
 class OvNProblem:
     """Data of one OvN problem. ``features`` (optional, n × r with ``features featuresᵀ = gram``,
-    e.g. ``X`` for the linear kernel) replaces the eigen-factor of ``gram`` in CVXPY and MM.
+    e.g. ``X`` for the linear kernel) replaces the eigen-factor of ``gram`` in CVXPY and MM. With
+    ``features``, ``gram`` may be None: every product with G is then ``X(Xᵀ·)`` (a sparse X stays
+    CSR), and the n × n matrix is formed only by :attr:`gram_matrix` (the dense
+    :func:`dual_qp`, the Gram-matrix fallback of the interior point), never by grading a point.
 
     Parameters
     ----------
-    gram : array of shape (n, n)
-        Gram matrix G.
+    gram : array of shape (n, n) or None
+        Gram matrix G; None only with ``features`` (the linear kernel).
     Y : array of shape (n, K)
         Class memberships (a sample may be in several classes or none).
     alpha : float
@@ -98,12 +103,12 @@ class OvNProblem:
         Hard b (``Σ_k b_k = 0``) or soft b (``+ γ_b (Σ_k b_k)²``).
     gamma_b : float
         Weight γ_b > 0 of the soft-b penalty ``γ_b (Σ_k b_k)²``.
-    features : array of shape (n, r) or None
+    features : array or sparse matrix of shape (n, r), or None
         Features with ``features featuresᵀ = gram`` (``X`` for the linear kernel), used instead of an
-        eigen-factor of the Gram matrix.
+        eigen-factor of the Gram matrix; a sparse matrix is kept as CSR.
     """
 
-    gram: np.ndarray
+    gram: np.ndarray | None
     Y: np.ndarray
     alpha: float = 0.0
     beta: float = 1.0
@@ -113,6 +118,24 @@ class OvNProblem:
     features: np.ndarray | None = None
 
     def __post_init__(self):
+        features = self.features
+        if features is not None:   # a sparse X stays sparse (CSR): products are X(Xᵀ·)
+            features = sp.csr_matrix(features, dtype=np.float64) if sp.issparse(features) else \
+                np.asarray(features, dtype=np.float64)
+            if features.ndim != 2:
+                raise ValueError(f"features must be an (n, r) matrix; got shape {features.shape}")
+            object.__setattr__(self, "features", features)
+        if self.gram is None:
+            if features is None:
+                raise ValueError("gram may be None only with the linear kernel's features (then G = XXᵀ is "
+                                 "formed only where an n × n matrix is needed)")
+            n = features.shape[0]
+        else:
+            n = self.gram.shape[0]
+            if features is not None and features.shape[0] != n:
+                raise ValueError(f"features must have n = {n} rows; got shape {features.shape}")
+        if np.ndim(self.Y) != 2 or np.shape(self.Y)[0] != n:
+            raise ValueError(f"Y must be an (n, K) indicator with n = {n}; got shape {np.shape(self.Y)}")
         for name in ("w_constraint", "b_constraint"):
             if getattr(self, name) not in CONSTRAINTS:
                 raise ValueError(f"{name} must be one of {CONSTRAINTS}; got {getattr(self, name)!r}")
@@ -157,8 +180,48 @@ class OvNProblem:
         cls, sample = np.nonzero(np.asarray(self.Y).T)
         return sample, cls
 
+    @property
+    def n_samples(self) -> int:
+        return self.Y.shape[0]
+
+    @cached_property
+    def gram_matrix(self) -> np.ndarray:
+        """G itself: ``gram``, or ``XXᵀ`` formed from the features (after the memory check of
+        :mod:`mlsvm.kernels`) for the few consumers that need the n × n matrix."""
+        return self.gram if self.gram is not None else Kernel("linear")(self.features)
+
+    def gram_times(self, matrix: np.ndarray) -> np.ndarray:
+        """``G @ matrix``: with features ``X(Xᵀ matrix)``, ``O(nnz(X)·m)`` and no n × n matrix.
+
+        Parameters
+        ----------
+        matrix : array of shape (n, m)
+            The right-hand factor.
+        """
+        if self.features is None:
+            return self.gram @ matrix
+        return np.asarray(self.features @ np.asarray(self.features.T @ matrix))
+
+    def gram_quadratic(self, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(AᵀGA, GA)`` (K × K, n × K); with features through ``U = XᵀA`` (``UᵀU``, ``XU``).
+
+        Parameters
+        ----------
+        A : array of shape (n, K)
+            Coefficients over the training points.
+        """
+        if self.features is None:
+            GA = self.gram @ A
+            return A.T @ GA, GA
+        U = np.asarray(self.features.T @ A)
+        return U.T @ U, np.asarray(self.features @ U)
+
     def factor(self) -> np.ndarray:
-        return self.features if self.features is not None else gram_factor(self.gram)
+        """A dense factor ``L`` with ``LLᵀ = G`` (the features, densified if sparse; else an
+        eigen-factor of the Gram matrix), for CVXPY and MM."""
+        if self.features is None:
+            return gram_factor(self.gram)
+        return self.features.toarray() if sp.issparse(self.features) else self.features
 
 
 def _mask(problem: OvNProblem) -> np.ndarray:
@@ -219,7 +282,7 @@ def cvxpy_dual(problem: OvNProblem):
 
 
 def _loss_terms(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return 1.0 - (problem.gram @ A + b[None, :])
+    return 1.0 - (problem.gram_times(A) + b[None, :])
 
 
 def primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float:
@@ -235,7 +298,8 @@ def primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float
     b : array of shape (K,)
         Biases.
     """
-    return _objective(problem, A.T @ problem.gram @ A, problem.gram @ A + b[None, :], b)
+    inner, GA = problem.gram_quadratic(A)
+    return _objective(problem, inner, GA + b[None, :], b)
 
 
 def _objective(problem: OvNProblem, inner: np.ndarray, scores: np.ndarray, b: np.ndarray) -> float:
@@ -264,9 +328,10 @@ def smoothed_primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray,
     epsilon : float
         Floor ε > 0 of the smoothed hinge.
     """
-    r = _loss_terms(problem, A, b)
+    inner, GA = problem.gram_quadratic(A)
+    r = 1.0 - (GA + b[None, :])
     smooth = np.where(np.abs(r) < epsilon, (r + epsilon) ** 2 / (4.0 * epsilon), np.maximum(r, 0.0))
-    regularizer = 0.5 * float(np.sum((A.T @ problem.gram @ A) * problem.coupling))
+    regularizer = 0.5 * float(np.sum(inner * problem.coupling))
     value = regularizer + problem.beta * float(np.sum(_mask(problem) * smooth))
     if problem.soft_b:
         value += problem.gamma_b * float(b.sum()) ** 2
@@ -288,7 +353,7 @@ def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None
     """
     Lam = _mask(problem) * Lam
     nu = float(Lam.sum(axis=0).mean()) if nu is None else float(nu)
-    value = float(Lam.sum()) - 0.5 * float(np.sum((Lam.T @ problem.gram @ Lam) * problem.dual_metric))
+    value = float(Lam.sum()) - 0.5 * float(np.sum(problem.gram_quadratic(Lam)[0] * problem.dual_metric))
     if problem.soft_b:
         value -= nu * nu / (4.0 * problem.gamma_b)
     return value
@@ -358,7 +423,7 @@ def dual_qp(problem: OvNProblem) -> dict:
     sample, cls = problem.members
     T, K = sample.size, problem.n_classes
     P = np.zeros((T + 1, T + 1))
-    P[:T, :T] = problem.gram[np.ix_(sample, sample)] * problem.dual_metric[np.ix_(cls, cls)]
+    P[:T, :T] = problem.gram_matrix[np.ix_(sample, sample)] * problem.dual_metric[np.ix_(cls, cls)]
     P[T, T] = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0
     A = np.zeros((K, T + 1))
     A[cls, np.arange(T)] = 1.0
@@ -384,11 +449,7 @@ def _dual_qp_operator(problem: OvNProblem) -> dict:
         x = np.asarray(x, dtype=np.float64).reshape(-1)
         Lam = np.zeros((n, K))
         Lam[sample, cls] = x[:T]
-        if problem.features is not None:
-            GLam = problem.features @ (problem.features.T @ Lam)
-        else:
-            GLam = problem.gram @ Lam
-        return np.append((GLam @ S)[sample, cls], nu_weight * x[T])
+        return np.append((problem.gram_times(Lam) @ S)[sample, cls], nu_weight * x[T])
 
     P = LinearOperator((T + 1, T + 1), matvec=product, rmatvec=product, dtype=np.float64)
     A = csr_matrix((np.ones(T), (cls, np.arange(T))), shape=(K, T + 1)).tolil()
@@ -438,7 +499,7 @@ def dual_quadratic_factor(problem: OvNProblem) -> np.ndarray | None:
     if problem.features is None:
         return None
     sample, cls = problem.members
-    Z = dual_metric_root(problem)[cls][:, :, None] * problem.features[sample][:, None, :]
+    Z = dual_metric_root(problem)[cls][:, :, None] * problem.factor()[sample][:, None, :]
     return Z.reshape(sample.size, -1)
 
 
@@ -520,10 +581,12 @@ def evaluate(problem: OvNProblem, primal: dict, dual: dict | None = None) -> Eva
     W = linear_weights(problem.features, primal, problem.n_classes)
     if W is None:
         A = np.asarray(primal["coef"], dtype=np.float64)
-        value, scores = primal_objective(problem, A, b), problem.gram @ A + b[None, :]
+        inner, GA = problem.gram_quadratic(A)
+        scores = GA + b[None, :]
+        value = _objective(problem, inner, scores, b)
     else:   # the row sums of W are Σ_k w_k, as those of A are in the kernel form: the same checks
         A = W
-        scores = problem.features @ W + b[None, :]
+        scores = np.asarray(problem.features @ W) + b[None, :]
         value = _objective(problem, W.T @ W, scores, b)
     evaluation = Evaluation(value, extra={"scores": scores}, infeasibility=primal_infeasibility(problem, A, b))
     if dual is not None:

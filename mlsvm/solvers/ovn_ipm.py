@@ -12,8 +12,10 @@ free). For OvN the multipliers ``y`` of the equal-mass rows are exactly the bias
 Algorithm: Mehrotra predictor–corrector primal–dual interior point method. Each iteration forms
 ``H = Q + diag(z_l/λ + z_u/(β − λ))`` (positive definite: the barrier terms are > 0), factors it
 once by Cholesky (T × T; or, when ``Q = ZZᵀ`` with Z of p < T columns, the p × p Woodbury matrix
-``I + Zᵀdiag(·)⁻¹Z``; or, for OvN's linear kernel, K + 1 Cholesky factorizations of d × d, see
-:class:`_CoupledClassSystem`) and reuses the factor for the predictor and the corrector; the equal-mass rows
+``I + Zᵀdiag(·)⁻¹Z``; or, for OvN's linear kernel, one factorization of ``min(|C_k|, d_k)`` per
+class and one d × d for the α coupling, through the features and no n × n matrix, see
+:class:`_FeatureClassSystem`; or, for other kernels, per-class blocks of the Gram matrix,
+:class:`_ClassBlockSystem`) and reuses the factor for the predictor and the corrector; the equal-mass rows
 and ν are eliminated through a (K+1) × (K+1) Schur system, so the equality is kept exactly in
 every Newton step (no penalty, no projection). Woodbury solves carry ``1/diag``, which spans many
 decades near the optimum: each gets iterative refinement until its residual is ≤ 1e-13 relative
@@ -32,7 +34,8 @@ stall (no progress, a non-finite step) warns as one; both return the best iterat
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, lu_factor, lu_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lu_factor, lu_solve, solve_triangular
+from scipy.sparse import issparse
 from scipy.linalg.lapack import dpotri as potri
 from scipy.linalg.lapack import dpotrs as potrs
 
@@ -107,85 +110,166 @@ class _LowRankSystem:
         return first - self._scaled @ cho_solve(self._factor, self.Z.T @ first, check_finite=False)
 
 
-class _CoupledClassSystem:
-    """``Q_ts = (s₀[k_t = k_s] + s₁) ⟨f_{i_t}, f_{i_s}⟩``, the OvN dual with ``S = s₀I + s₁11ᵀ``
-    (``M⁻¹`` for soft w, the centring matrix for hard w): ``Q = s₀F̃F̃ᵀ + s₁GGᵀ`` with ``F̃`` the
-    T × Kd block-diagonal matrix of the class blocks ``F_k`` (rows ``f_{i_t}``) and ``G = F̃(1 ⊗ I_d)``.
-    Two nested Woodbury steps invert ``H = D + Q`` with d × d factorizations only:
+class _FeatureClassSystem:
+    """``Q_ts = (s₀[k_t = k_s] + s₁) ⟨f_{i_t}, f_{i_s}⟩``, the OvN dual of the linear kernel with
+    ``S = s₀I + s₁11ᵀ`` (``M⁻¹`` for soft w, the centring matrix for hard w), never formed and
+    without any n × n matrix: every product goes through the features (a sparse X stays CSR).
+    ``Q = s₀F̃F̃ᵀ + s₁GGᵀ`` with ``F̃`` the T × Kd block-diagonal matrix of the class blocks ``F_k``
+    (rows ``f_{i_t}``, restricted to the columns ``J_k`` where the class has a non-zero: ``d_k``
+    columns) and ``G = F̃(1 ⊗ I_d)`` (T × d). ``H = D + Q`` is inverted in two steps:
 
-    * ``A = D + s₀F̃F̃ᵀ``: ``A⁻¹ = D⁻¹ − D⁻¹F̃ B⁻¹ F̃ᵀD⁻¹``, ``B = blockdiag(B_k)``,
-      ``B_k = I/s₀ + W_k``, ``W_k = F_kᵀD_k⁻¹F_k`` (K Cholesky factorizations of d × d);
-    * ``H = A + s₁GGᵀ``: ``H⁻¹ = A⁻¹ − A⁻¹G N⁻¹ GᵀA⁻¹``, ``N = I/s₁ + GᵀA⁻¹G``. Since
-      ``F̃ᵀD⁻¹G`` stacks the ``W_k`` and ``W_k − W_kB_k⁻¹W_k = (I − B_k⁻¹/s₀)/s₀``,
-      ``(A⁻¹G)_k = D_k⁻¹F_kB_k⁻¹/s₀`` and ``N = (1/s₁ + K/s₀)I − Σ_k B_k⁻¹/s₀²``, formed without
-      cancellation (the bracket is 0 for hard w and −(1−α)²/α for soft w). ``N`` is definite with
-      the sign of ``s₁`` because H ≻ 0; skipped when ``s₁ = 0`` (α = 0).
+    * ``A = D + s₀F̃F̃ᵀ = blockdiag(A_k)``, one class at a time, by whichever is smaller:
+      ``m_k = |C_k| ≤ d_k`` ("kernel" class): Cholesky of ``A_k = D_k + s₀F_kF_kᵀ`` (m_k × m_k,
+      ``F_kF_kᵀ`` formed once), backward stable; else ("Woodbury" class)
+      ``A_k⁻¹ = D_k⁻¹ − D_k⁻¹F_k B_k⁻¹ F_kᵀD_k⁻¹``, ``B_k = I/s₀ + F_kᵀD_k⁻¹F_k`` (d_k × d_k).
+      Per iteration ``Σ_k min(m_k, d_k)²·max(m_k, d_k)`` flops, memory ``Σ_k min(m_k, d_k)·m_k``.
+    * ``s₁ ≠ 0``: ``H = A + s₁GGᵀ``, ``H⁻¹ = A⁻¹ − A⁻¹G N⁻¹ GᵀA⁻¹`` with the d × d matrix
+      ``N = I/s₁ + Σ_k F_kᵀA_k⁻¹F_k``. A Woodbury class gives ``F_kᵀA_k⁻¹F_k = (I − B_k⁻¹/s₀)/s₀``
+      on J_k and ``GᵀA⁻¹r`` gives ``B_k⁻¹F_kᵀD_k⁻¹r_k/s₀``, so their part of N is formed without
+      cancellation: ``N = diag(1/s₁ + c_j/s₀) − Σ B_k⁻¹/s₀² + Σ_kernel F_kᵀA_k⁻¹F_k`` (``c_j`` the
+      Woodbury classes with j ∈ J_k; for dense X with only Woodbury classes the bracket is
+      ``1/s₁ + K/s₀``: 0 for hard w). N is definite with the sign of ``s₁`` because H ≻ 0; one
+      d × d Cholesky per iteration, skipped when ``s₁ = 0`` (α = 0).
 
-    Per iteration ``T·d² + K·d³`` flops instead of ``(Kd)³/3`` for the Kronecker Woodbury matrix."""
+    ``matvec`` is ``O(Σ_k nnz(F_k) + dK)`` per column. ``blocks="kernel"`` makes every class a kernel
+    class (the more stable fallback when a Woodbury solve loses accuracy)."""
 
-    refine = True
-
-    def __init__(self, s0, s1, features, sample, groups):
-        self.s0, self.s1, self.groups = float(s0), float(s1), groups
+    def __init__(self, s0, s1, features, sample, groups, blocks="auto"):
+        self.s0, self.s1, self.groups, self.blocks = float(s0), float(s1), groups, blocks
         K = int(groups.max()) + 1
-        if np.all(np.diff(groups) >= 0):  # contiguous groups (OvN's memberships): views, not copies
+        if np.all(np.diff(groups) >= 0):  # contiguous groups (OvN's memberships): slices, not copies
             bounds = np.searchsorted(groups, np.arange(K + 1))
             self.members = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         else:
             self.members = [np.flatnonzero(groups == k) for k in range(K)]
-        self.features, self.sample = features, sample
-        self.rows = features[sample]
-        self.blocks = [self.rows[rows] for rows in self.members]
+        self.features, self.sample, self.width = features, sample, features.shape[1]
+        sparse = issparse(features)
+        rows = features[sample]
+        self.F, self.support, self.kernel, self.gram = [], [], [], []
+        for members in self.members:
+            F = rows[members]
+            support = None
+            if sparse:   # only the columns where the class has a non-zero enter its block
+                support = np.unique(F.indices)
+                F = F[:, support]
+            kernel = blocks == "kernel" or F.shape[0] <= F.shape[1]
+            if kernel:
+                self.gram.append(np.asarray((F @ F.T).toarray() if sparse else F @ F.T))
+            else:
+                F = F.toarray() if sparse else F
+                self.gram.append(None)
+            self.F.append(F)
+            self.support.append(support)
+            self.kernel.append(kernel)
+        self.refine = self.s1 != 0.0 or not all(self.kernel)
+        self._squared_norms = np.asarray(rows.multiply(rows).sum(axis=1)).ravel() if sparse else \
+            np.einsum("ij,ij->i", rows, rows)
 
-    def _project(self, v):  # F_kᵀ v_k, (K, d, m)
-        return np.stack([block.T @ v[rows] for rows, block in zip(self.members, self.blocks)])
+    def _add(self, total, k, part):   # total[J_k] += part
+        if self.support[k] is None:
+            total += part
+        else:
+            total[self.support[k]] += part
 
-    def _expand(self, coefficients):  # rows F_k c_k, (T, m)
-        out = np.empty((self.groups.size, coefficients.shape[2]))
-        for rows, block, c in zip(self.members, self.blocks, coefficients):
-            out[rows] = block @ c
-        return out
+    def _restrict(self, full, k):     # full[J_k]
+        return full if self.support[k] is None else full[self.support[k]]
 
     def matvec(self, v):
-        projected = self._project(v.reshape(v.shape[0], -1))
-        return self._expand(self.s0 * projected + self.s1 * projected.sum(axis=0)).reshape(v.shape)
+        columns = v.reshape(v.shape[0], -1)
+        projected = [np.asarray(F.T @ columns[rows]) for rows, F in zip(self.members, self.F)]
+        total = None
+        if self.s1 != 0.0:
+            total = np.zeros((self.width, columns.shape[1]))
+            for k, part in enumerate(projected):
+                self._add(total, k, part)
+        out = np.empty_like(columns)
+        for k, (rows, F, part) in enumerate(zip(self.members, self.F, projected)):
+            mixed = self.s0 * part if total is None else self.s0 * part + self.s1 * self._restrict(total, k)
+            out[rows] = F @ mixed
+        return out.reshape(v.shape)
 
     def dense(self):
-        """The fallback when a Woodbury solve loses accuracy (1/D spans ~16 decades near the optimum):
-        the class-block system on the Gram matrix ``FFᵀ`` (n × n), backward stable for ``s₁ = 0`` and
-        itself falling back to the dense T × T matrix only if its own refined solves fail."""
-        return _ClassBlockSystem(self.s0, self.s1, self.features @ self.features.T, self.sample, self.groups)
+        """The next, more stable system when a refined solve misses its check: every class a kernel
+        class (backward stable for ``s₁ = 0``); from there the dense T × T Newton matrix."""
+        if self.blocks != "kernel" and not all(self.kernel):
+            return _FeatureClassSystem(self.s0, self.s1, self.features, self.sample, self.groups, blocks="kernel")
+        rows = self.features[self.sample]
+        inner = rows @ rows.T
+        inner = inner.toarray() if issparse(inner) else inner
+        coupling = self.s0 * (self.groups[:, None] == self.groups[None, :]) + self.s1
+        return _DenseSystem(coupling * inner)
 
     def largest_diagonal(self):
-        return (self.s0 + self.s1) * float(np.max(np.einsum("ij,ij->i", self.rows, self.rows)))
+        return (self.s0 + self.s1) * float(np.max(self._squared_norms))
 
     def factor(self, d):
         self._inverse_d = 1.0 / d
         root_d = np.sqrt(self._inverse_d)
-        identity = np.eye(self.rows.shape[1])
         self._factors = []
-        for rows, block in zip(self.members, self.blocks):
-            weighted = block * root_d[rows][:, None]
-            self._factors.append(cho_factor(weighted.T @ weighted + identity / self.s0, lower=True, check_finite=False))
+        for rows, F, gram, kernel in zip(self.members, self.F, self.gram, self.kernel):
+            if kernel:
+                block = self.s0 * gram
+                block[np.diag_indices_from(block)] += d[rows]
+                self._factors.append(ridged_cholesky(block))
+            else:
+                weighted = F * root_d[rows][:, None]
+                B = weighted.T @ weighted
+                B[np.diag_indices_from(B)] += 1.0 / self.s0
+                self._factors.append(cho_factor(B, lower=True, check_finite=False))
         if self.s1 != 0.0:
-            inverse_sum = sum(cho_solve(factor, identity, check_finite=False) for factor in self._factors)
-            N = (1.0 / self.s1 + len(self.blocks) / self.s0) * identity - inverse_sum / self.s0 ** 2
+            diagonal = np.full(self.width, 1.0 / self.s1)
+            inverse_sum = np.zeros((self.width, self.width))
+            kernel_sum = np.zeros((self.width, self.width))
+            for k, (F, factor, kernel) in enumerate(zip(self.F, self._factors, self.kernel)):
+                index = np.ix_(self.support[k], self.support[k]) if self.support[k] is not None else slice(None)
+                if kernel:   # F_kᵀA_k⁻¹F_k = (L⁻¹F_k)ᵀ(L⁻¹F_k)
+                    scaled = solve_triangular(factor[0], F.toarray() if issparse(F) else F, lower=True,
+                                              check_finite=False)
+                    kernel_sum[index] += scaled.T @ scaled
+                else:
+                    identity = np.eye(F.shape[1])
+                    inverse_sum[index] += cho_solve(factor, identity, check_finite=False)
+                    if self.support[k] is None:
+                        diagonal += 1.0 / self.s0
+                    else:
+                        diagonal[self.support[k]] += 1.0 / self.s0
+            N = np.diag(diagonal) - inverse_sum / self.s0 ** 2 + kernel_sum
             self._sign = 1.0 if self.s1 > 0 else -1.0
             self._N = cho_factor(self._sign * 0.5 * (N + N.T), lower=True, check_finite=False)
 
-    def _block_solve(self, right):  # B_k⁻¹ right_k by the Cholesky factors (backward stable; LAPACK
-        # potrs directly: scipy's cho_solve wrapper costs more than these d × d solves)
-        return np.stack([potrs(factor, r, lower=True)[0] for (factor, _), r in zip(self._factors, right)])
+    def _class_inverse(self, k, right):   # A_k⁻¹ right for a kernel class (LAPACK potrs: cheaper than cho_solve)
+        return potrs(self._factors[k][0], right, lower=True)[0]
+
+    def _woodbury_solve(self, k, right):  # B_k⁻¹ right
+        return potrs(self._factors[k][0], right, lower=True)[0]
 
     def apply_inverse(self, rhs):
         columns = rhs.reshape(rhs.shape[0], -1)
         first = self._inverse_d[:, None] * columns
-        projected = self._project(first)                              # F_kᵀ D_k⁻¹ v_k
-        if self.s1 != 0.0:  # B_k⁻¹(P_k + c/s₀) with c = N⁻¹ Σ_j B_j⁻¹P_j / s₀
-            c = self._sign * cho_solve(self._N, self._block_solve(projected).sum(axis=0) / self.s0, check_finite=False)
-            projected = projected + c / self.s0
-        coefficients = self._block_solve(projected)
-        return (first - self._inverse_d[:, None] * self._expand(coefficients)).reshape(rhs.shape)
+        out = np.empty_like(columns)
+        parts = []
+        for k, (rows, F, kernel) in enumerate(zip(self.members, self.F, self.kernel)):
+            if kernel:
+                parts.append(self._class_inverse(k, columns[rows]))             # A_k⁻¹ r_k
+            else:
+                parts.append(np.asarray(F.T @ first[rows]))                      # P_k = F_kᵀD_k⁻¹r_k
+        c = None
+        if self.s1 != 0.0:  # c = N⁻¹ GᵀA⁻¹r, GᵀA⁻¹r = Σ_Woodbury B_k⁻¹P_k/s₀ + Σ_kernel F_kᵀA_k⁻¹r_k
+            woodbury = np.zeros((self.width, columns.shape[1]))
+            kernel_part = np.zeros((self.width, columns.shape[1]))
+            for k, (F, part, kernel) in enumerate(zip(self.F, parts, self.kernel)):
+                if kernel:
+                    self._add(kernel_part, k, np.asarray(F.T @ part))
+                else:
+                    self._add(woodbury, k, self._woodbury_solve(k, part))
+            c = self._sign * cho_solve(self._N, woodbury / self.s0 + kernel_part, check_finite=False)
+        for k, (rows, F, part, kernel) in enumerate(zip(self.members, self.F, parts, self.kernel)):
+            if kernel:   # A_k⁻¹r_k − A_k⁻¹F_k c
+                out[rows] = part if c is None else part - self._class_inverse(k, np.asarray(F @ self._restrict(c, k)))
+            else:        # D_k⁻¹r_k − D_k⁻¹F_k B_k⁻¹(P_k + c/s₀)
+                right = part if c is None else part + self._restrict(c, k) / self.s0
+                out[rows] = first[rows] - self._inverse_d[rows][:, None] * (F @ self._woodbury_solve(k, right))
+        return out.reshape(rhs.shape)
 
 
 class _ClassBlockSystem:
@@ -373,8 +457,9 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
     ``Q_factor`` (T × p, ``Q = Q_factor Q_factorᵀ``) may replace ``Q`` when p < T: each Newton
     system is then solved by Woodbury in p dimensions. ``Q_coupled = (s₀, s₁, F, sample)`` gives
     ``Q_ts = (s₀[groups[t] = groups[s]] + s₁)⟨F[sample[t]], F[sample[s]]⟩`` (OvN with a linear
-    kernel, ``S = s₀I + s₁11ᵀ``, s₀ > 0), never formed: two nested Woodbury steps with d × d
-    factorizations (:class:`_CoupledClassSystem`). ``Q_kernel = (s₀, s₁, G, sample)`` gives the same
+    kernel, ``S = s₀I + s₁11ᵀ``, s₀ > 0; F dense or sparse), never formed: per group a Cholesky
+    factorization of its ``|group|``-sized kernel block or of its d_k × d_k Woodbury matrix, whichever
+    is smaller, and a d × d one for ``s₁ ≠ 0`` (:class:`_FeatureClassSystem`). ``Q_kernel = (s₀, s₁, G, sample)`` gives the same
     Q through an n × n Gram matrix ``G`` (any kernel), never formed: one Cholesky factorization per
     group and, when ``s₁ ≠ 0``, one n × n LU (:class:`_ClassBlockSystem`).
 
@@ -414,7 +499,7 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
         ``(s₀, s₁, G, sample)`` describing Q through a Gram matrix without forming it (OvN, any kernel).
     """
     if Q_coupled is not None:
-        system = _CoupledClassSystem(*Q_coupled, groups)
+        system = _FeatureClassSystem(*Q_coupled, groups)
     elif Q_kernel is not None:
         system = _ClassBlockSystem(*Q_kernel, groups)
     else:
@@ -462,8 +547,9 @@ def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 
     features = problem.features
     s0, s1 = ovn.dual_metric_coefficients(problem)
     coupled = blocks = None
-    if features is not None and problem.n_classes * features.shape[1] < T and s0 > 0:
-        # linear kernel, K·d < T: Newton systems by nested Woodbury on Q = (s₀I + s₁11ᵀ) ⊗ XXᵀ
+    if features is not None and s0 > 0:
+        # linear kernel: Newton systems through X (per class the smaller of its kernel block and its
+        # Woodbury matrix, a d × d one for the s₁ coupling): no n × n matrix, dense or sparse X
         coupled = (s0, s1, features, sample)
     else:  # any kernel: per-class Cholesky blocks of s₀G[C_k, C_k] + D, the s₁ coupling through n × n
         blocks = (s0, s1, problem.gram, sample)
