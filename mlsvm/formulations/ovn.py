@@ -61,7 +61,7 @@ from mlsvm.formulations.evaluation import Evaluation, linear_weights, qp_residua
 from mlsvm.kernels import Kernel, gram_factor
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
-           "primal_objective", "smoothed_primal_objective", "dual_objective", "coef_from_dual",
+           "primal_objective", "smoothed_primal_objective", "dual_objective", "primal_dual_objectives", "coef_from_dual",
            "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_metric_coefficients", "dual_quadratic_factor", "kkt_residuals",
            "alpha_interval", "primal_infeasibility"]
 
@@ -216,6 +216,18 @@ class OvNProblem:
         U = np.asarray(self.features.T @ A)
         return U.T @ U, np.asarray(self.features @ U)
 
+    def features_times_dual(self, Lam: np.ndarray) -> np.ndarray:
+        """``XᵀΛ`` (r × K) for a Λ that is zero off the T memberships, through the sparse Λ: ``O(Σ_t
+        nnz(x_{i_t}))`` instead of ``O(nnz(X)·K)``. Needs ``features``.
+
+        Parameters
+        ----------
+        Lam : array of shape (n, K)
+            Dual variables, zero off the memberships.
+        """
+        product = self.features.T @ csr_matrix(Lam)
+        return product.toarray() if sp.issparse(product) else np.asarray(product)
+
     def factor(self) -> np.ndarray:
         """A dense factor ``L`` with ``LLᵀ = G`` (the features, densified if sparse; else an
         eigen-factor of the Gram matrix), for CVXPY and MM."""
@@ -353,10 +365,47 @@ def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None
     """
     Lam = _mask(problem) * Lam
     nu = float(Lam.sum(axis=0).mean()) if nu is None else float(nu)
-    value = float(Lam.sum()) - 0.5 * float(np.sum(problem.gram_quadratic(Lam)[0] * problem.dual_metric))
+    if problem.features is not None:
+        U = problem.features_times_dual(Lam)
+        inner = U.T @ U
+    else:
+        inner = problem.gram_quadratic(Lam)[0]
+    value = float(Lam.sum()) - 0.5 * float(np.sum(inner * problem.dual_metric))
     if problem.soft_b:
         value -= nu * nu / (4.0 * problem.gamma_b)
     return value
+
+
+def primal_dual_objectives(problem: OvNProblem, Lam: np.ndarray, nu: float, b: np.ndarray) -> tuple[float, float]:
+    """``(primal_objective(A = ΛS, b), dual_objective(Λ, ν))`` from one product with the Gram
+    matrix (with features: ``U = XᵀΛ`` through the sparse Λ, then ``X(US)``), as an iterative
+    solver records them at every iterate. Same values as the two functions.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    Lam : array of shape (n, K)
+        Dual variables ``λ_ki`` (zero off the memberships).
+    nu : float
+        Common class mass ν.
+    b : array of shape (K,)
+        Biases.
+    """
+    Lam = _mask(problem) * Lam
+    S = problem.dual_metric
+    if problem.features is not None:
+        U = problem.features_times_dual(Lam)
+        inner = U.T @ U
+        scores = np.asarray(problem.features @ (U @ S)) + b[None, :]
+    else:
+        GLam = problem.gram @ Lam
+        inner = Lam.T @ GLam
+        scores = GLam @ S + b[None, :]
+    dual = float(Lam.sum()) - 0.5 * float(np.sum(inner * S))
+    if problem.soft_b:
+        dual -= float(nu) ** 2 / (4.0 * problem.gamma_b)
+    return _objective(problem, S @ inner @ S, scores, b), dual
 
 
 def coef_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
@@ -449,7 +498,11 @@ def _dual_qp_operator(problem: OvNProblem) -> dict:
         x = np.asarray(x, dtype=np.float64).reshape(-1)
         Lam = np.zeros((n, K))
         Lam[sample, cls] = x[:T]
-        return np.append((problem.gram_times(Lam) @ S)[sample, cls], nu_weight * x[T])
+        if problem.features is not None:   # X((XᵀΛ) S) with the sparse Λ
+            GLamS = np.asarray(problem.features @ (problem.features_times_dual(Lam) @ S))
+        else:
+            GLamS = problem.gram @ Lam @ S
+        return np.append(GLamS[sample, cls], nu_weight * x[T])
 
     P = LinearOperator((T + 1, T + 1), matvec=product, rmatvec=product, dtype=np.float64)
     A = csr_matrix((np.ones(T), (cls, np.arange(T))), shape=(K, T + 1)).tolil()
