@@ -394,18 +394,33 @@ def primal_dual_objectives(problem: OvNProblem, Lam: np.ndarray, nu: float, b: n
     """
     Lam = _mask(problem) * Lam
     S = problem.dual_metric
-    if problem.features is not None:
+    sample, cls = problem.members
+    if problem.features is not None:   # only the T member scores x_{i_t}ᵀw_{k_t} enter the hinge
         U = problem.features_times_dual(Lam)
         inner = U.T @ U
-        scores = np.asarray(problem.features @ (U @ S)) + b[None, :]
+        member_scores = _member_scores(problem, U @ S)
     else:
         GLam = problem.gram @ Lam
         inner = Lam.T @ GLam
-        scores = GLam @ S + b[None, :]
+        member_scores = (GLam @ S)[sample, cls]
     dual = float(Lam.sum()) - 0.5 * float(np.sum(inner * S))
+    primal = 0.5 * float(np.sum((S @ inner @ S) * problem.coupling))
+    primal += problem.beta * float(np.sum(np.maximum(0.0, 1.0 - member_scores - b[cls])))
     if problem.soft_b:
         dual -= float(nu) ** 2 / (4.0 * problem.gamma_b)
-    return _objective(problem, S @ inner @ S, scores, b), dual
+        primal += problem.gamma_b * float(b.sum()) ** 2
+    return primal, dual
+
+
+def _member_scores(problem: OvNProblem, W: np.ndarray) -> np.ndarray:
+    """``x_{i_t}ᵀ w_{k_t}`` for the T memberships (weights W, r × K), in ``O(nnz(X[members]))``
+    (sparse) or ``O(T·r)`` (dense) instead of the n × K product ``XW``."""
+    sample, cls = problem.members
+    rows = problem.features[sample]
+    if not sp.issparse(rows):
+        return np.einsum("tj,jt->t", rows, W[:, cls])
+    owner = np.repeat(np.arange(sample.size), np.diff(rows.indptr))
+    return np.bincount(owner, weights=rows.data * W[rows.indices, cls[owner]], minlength=sample.size)
 
 
 def coef_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:

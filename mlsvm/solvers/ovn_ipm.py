@@ -154,9 +154,12 @@ class _FeatureClassSystem:
         self.F, self.support, self.kernel, self.gram = [], [], [], []
         for members in self.members:
             F = rows[members]
-            support = None
-            if sparse:   # only the columns where the class has a non-zero enter its block
+            support = None   # only the columns where the class has a non-zero enter its block
+            if sparse:
                 support = np.unique(F.indices)
+                F = F[:, support]
+            elif not np.all(F.any(axis=0)):   # dense X with columns empty on the class: the same blocks
+                support = np.flatnonzero(F.any(axis=0))
                 F = F[:, support]
             kernel = blocks == "kernel" or F.shape[0] <= F.shape[1]
             if kernel:
@@ -234,6 +237,8 @@ class _FeatureClassSystem:
                 block = self.s0 * gram
                 block[np.diag_indices_from(block)] += d[rows]
                 self._factors.append(ridged_cholesky(block))
+            elif F.shape[1] == 0:   # the class's rows are all zero: A_k = D_k
+                self._factors.append(None)
             else:
                 weighted = F * root_d[rows][:, None]
                 B = weighted.T @ weighted
@@ -249,7 +254,7 @@ class _FeatureClassSystem:
                     scaled = solve_triangular(factor[0], F.toarray() if issparse(F) else F, lower=True,
                                               check_finite=False)
                     kernel_sum[index] += scaled.T @ scaled
-                else:
+                elif F.shape[1]:
                     identity = np.eye(F.shape[1])
                     inverse_sum[index] += cho_solve(factor, identity, check_finite=False)
                     if self.support[k] is None:
@@ -263,8 +268,8 @@ class _FeatureClassSystem:
     def _class_inverse(self, k, right):   # A_k⁻¹ right for a kernel class (LAPACK potrs: cheaper than cho_solve)
         return potrs(self._factors[k][0], right, lower=True)[0]
 
-    def _woodbury_solve(self, k, right):  # B_k⁻¹ right
-        return potrs(self._factors[k][0], right, lower=True)[0]
+    def _woodbury_solve(self, k, right):  # B_k⁻¹ right (B_k is 0 × 0 for a class of empty rows)
+        return right if self._factors[k] is None else potrs(self._factors[k][0], right, lower=True)[0]
 
     def apply_inverse(self, rhs):
         columns = rhs.reshape(rhs.shape[0], -1)
