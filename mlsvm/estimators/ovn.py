@@ -22,10 +22,7 @@ import warnings
 import numpy as np
 from scipy.sparse import issparse
 
-from sklearn.utils.validation import check_is_fitted
-
-from mlsvm.data import check_X
-from mlsvm.estimators._base import KernelMultilabelEstimator, check_n_features
+from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import ovn
 
 __all__ = ["OvNSVM", "ovn_decide", "UncenteredDataWarning", "ORIGIN_RATIO"]
@@ -87,6 +84,11 @@ class OvNSVM(KernelMultilabelEstimator):
     ``epsilon`` is the MM floor on ``z`` (``solver="mm"`` only; MM ends within ``β·epsilon·T/4`` of
     the optimum, and its safeguard may lower the floor below ``epsilon`` so that the true objective
     never increases: :mod:`mlsvm.solvers.ovn_mm`).
+
+    Attributes after ``fit``: ``dual_coef_`` A (n, K) with ``W = ΦᵀA``, ``intercept_`` b (K,),
+    ``multipliers_`` Λ (n, K), ``fit_report_``; with the linear kernel also ``coef_ = Xᵀ dual_coef_``
+    (d, K), and ``f(x) = xᵀcoef_ + intercept_``. The linear kernel never forms an n × n matrix (a
+    sparse X stays CSR; docs/ovn.md gives the time and memory formula).
 
     Parameters
     ----------
@@ -154,12 +156,7 @@ class OvNSVM(KernelMultilabelEstimator):
             self.coef_ = np.asarray(self.X_fit_.T @ self.dual_coef_)
 
     def _scores(self, X) -> np.ndarray:
-        if self.kernel != "linear":
-            return super()._scores(X)
-        check_is_fitted(self, "fit_report_")
-        X = check_X(X, "X")
-        check_n_features(self, X)
-        return np.asarray(X @ self.coef_) + self.intercept_[None, :]
+        return self._linear_scores(X) if self.kernel == "linear" else super()._scores(X)
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return gram_test @ self.dual_coef_ + self.intercept_[None, :]

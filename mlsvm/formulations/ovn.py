@@ -57,7 +57,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import check_scalar
-from mlsvm.formulations.evaluation import Evaluation, linear_weights, qp_residuals
+from mlsvm.formulations.evaluation import Evaluation, check_gram_and_features, linear_weights, qp_residuals
 from mlsvm.kernels import Kernel, gram_factor
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
@@ -118,22 +118,9 @@ class OvNProblem:
     features: np.ndarray | None = None
 
     def __post_init__(self):
-        features = self.features
-        if features is not None:   # a sparse X stays sparse (CSR): products are X(Xᵀ·)
-            features = sp.csr_matrix(features, dtype=np.float64) if sp.issparse(features) else \
-                np.asarray(features, dtype=np.float64)
-            if features.ndim != 2:
-                raise ValueError(f"features must be an (n, r) matrix; got shape {features.shape}")
-            object.__setattr__(self, "features", features)
-        if self.gram is None:
-            if features is None:
-                raise ValueError("gram may be None only with the linear kernel's features (then G = XXᵀ is "
-                                 "formed only where an n × n matrix is needed)")
-            n = features.shape[0]
-        else:
-            n = self.gram.shape[0]
-            if features is not None and features.shape[0] != n:
-                raise ValueError(f"features must have n = {n} rows; got shape {features.shape}")
+        gram, features, n = check_gram_and_features(self.gram, self.features)   # a sparse X stays CSR
+        object.__setattr__(self, "gram", gram)
+        object.__setattr__(self, "features", features)
         if np.ndim(self.Y) != 2 or np.shape(self.Y)[0] != n:
             raise ValueError(f"Y must be an (n, K) indicator with n = {n}; got shape {np.shape(self.Y)}")
         for name in ("w_constraint", "b_constraint"):
@@ -365,21 +352,31 @@ def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None
     """
     Lam = _mask(problem) * Lam
     nu = float(Lam.sum(axis=0).mean()) if nu is None else float(nu)
+    return _dual_value(problem, Lam, _dual_inner(problem, Lam)[0], nu)
+
+
+def _dual_inner(problem: OvNProblem, Lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ΛᵀGΛ, XᵀΛ)`` through the sparse Λ with features, else ``(ΛᵀGΛ, GΛ)``."""
     if problem.features is not None:
         U = problem.features_times_dual(Lam)
-        inner = U.T @ U
-    else:
-        inner = problem.gram_quadratic(Lam)[0]
+        return U.T @ U, U
+    GLam = problem.gram @ Lam
+    return Lam.T @ GLam, GLam
+
+
+def _dual_value(problem: OvNProblem, Lam: np.ndarray, inner: np.ndarray, nu: float) -> float:
+    """``Σλ − ½tr(S ΛᵀGΛ) [− ν²/(4γ)]`` from ``inner = ΛᵀGΛ``."""
     value = float(Lam.sum()) - 0.5 * float(np.sum(inner * problem.dual_metric))
     if problem.soft_b:
-        value -= nu * nu / (4.0 * problem.gamma_b)
+        value -= float(nu) ** 2 / (4.0 * problem.gamma_b)
     return value
 
 
 def primal_dual_objectives(problem: OvNProblem, Lam: np.ndarray, nu: float, b: np.ndarray) -> tuple[float, float]:
     """``(primal_objective(A = ΛS, b), dual_objective(Λ, ν))`` from one product with the Gram
-    matrix (with features: ``U = XᵀΛ`` through the sparse Λ, then ``X(US)``), as an iterative
-    solver records them at every iterate. Same values as the two functions.
+    matrix (with features: ``U = XᵀΛ`` through the sparse Λ, then the T member scores
+    ``x_{i_t}ᵀ(US)_{k_t}`` only), as an iterative solver records them at every iterate. The same
+    values as the two functions up to the order of summation.
 
     Parameters
     ----------
@@ -395,21 +392,13 @@ def primal_dual_objectives(problem: OvNProblem, Lam: np.ndarray, nu: float, b: n
     Lam = _mask(problem) * Lam
     S = problem.dual_metric
     sample, cls = problem.members
-    if problem.features is not None:   # only the T member scores x_{i_t}ᵀw_{k_t} enter the hinge
-        U = problem.features_times_dual(Lam)
-        inner = U.T @ U
-        member_scores = _member_scores(problem, U @ S)
-    else:
-        GLam = problem.gram @ Lam
-        inner = Lam.T @ GLam
-        member_scores = (GLam @ S)[sample, cls]
-    dual = float(Lam.sum()) - 0.5 * float(np.sum(inner * S))
+    inner, product = _dual_inner(problem, Lam)   # only the T member scores enter the hinge
+    member_scores = _member_scores(problem, product @ S) if problem.features is not None else (product @ S)[sample, cls]
     primal = 0.5 * float(np.sum((S @ inner @ S) * problem.coupling))
     primal += problem.beta * float(np.sum(np.maximum(0.0, 1.0 - member_scores - b[cls])))
     if problem.soft_b:
-        dual -= float(nu) ** 2 / (4.0 * problem.gamma_b)
         primal += problem.gamma_b * float(b.sum()) ** 2
-    return primal, dual
+    return primal, _dual_value(problem, Lam, inner, nu)
 
 
 def _member_scores(problem: OvNProblem, W: np.ndarray) -> np.ndarray:
