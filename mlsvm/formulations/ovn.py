@@ -161,15 +161,27 @@ class OvNProblem:
             return np.eye(K) - np.ones((K, K)) / K
         return np.linalg.inv(self.coupling)
 
-    @property
+    @cached_property
     def members(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(sample, class)`` index arrays of the T memberships, ordered class by class."""
+        """``(sample, class)`` index arrays of the T memberships, ordered class by class (computed once)."""
         cls, sample = np.nonzero(np.asarray(self.Y).T)
         return sample, cls
 
     @property
     def n_samples(self) -> int:
         return self.Y.shape[0]
+
+    @cached_property
+    def member_features(self):
+        """The features of the T memberships' samples, ``features[sample]`` (T × r, CSR if sparse)."""
+        return self.features[self.members[0]]
+
+    @cached_property
+    def member_nonzeros(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each stored entry of the sparse :attr:`member_features`: its membership t and class k_t."""
+        rows = self.member_features
+        owner = np.repeat(np.arange(rows.shape[0]), np.diff(rows.indptr))
+        return owner, self.members[1][owner]
 
     @cached_property
     def gram_matrix(self) -> np.ndarray:
@@ -405,11 +417,11 @@ def _member_scores(problem: OvNProblem, W: np.ndarray) -> np.ndarray:
     """``x_{i_t}ᵀ w_{k_t}`` for the T memberships (weights W, r × K), in ``O(nnz(X[members]))``
     (sparse) or ``O(T·r)`` (dense) instead of the n × K product ``XW``."""
     sample, cls = problem.members
-    rows = problem.features[sample]
+    rows = problem.member_features
     if not sp.issparse(rows):
         return np.einsum("tj,jt->t", rows, W[:, cls])
-    owner = np.repeat(np.arange(sample.size), np.diff(rows.indptr))
-    return np.bincount(owner, weights=rows.data * W[rows.indices, cls[owner]], minlength=sample.size)
+    owner, owner_class = problem.member_nonzeros
+    return np.bincount(owner, weights=rows.data * W[rows.indices, owner_class], minlength=sample.size)
 
 
 def coef_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
