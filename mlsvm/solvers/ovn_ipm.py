@@ -19,8 +19,10 @@ class and one d × d for the α coupling, through the features and no n × n mat
 and ν are eliminated through a (K+1) × (K+1) Schur system, so the equality is kept exactly in
 every Newton step (no penalty, no projection). Woodbury solves carry ``1/diag``, which spans many
 decades near the optimum: each gets iterative refinement until its residual is ≤ 1e-13 relative
-(at most 3 steps; the residual is the check), and only a solve that stays above 1e-9, or a
-Woodbury matrix that loses definiteness, moves the IPM to the dense T × T system.
+(at most 3 steps; the residual is the check, or, at its round-off plateau ≤ 1e-7, the componentwise
+backward error, see :func:`_solve`), and only a solve that misses it, or a Woodbury matrix that
+loses definiteness, moves the IPM to the next, more stable system (at the end of the chain the dense
+T × T one).
 
 Stop rule (stated, absolute on scaled quantities): stop when the complementarity gap
 ``(λᵀz_l + (β−λ)ᵀz_u) / (1 + |objective|)`` and the ∞-norms of the stationarity residual (scaled
