@@ -36,7 +36,7 @@ stall (no progress, a non-finite step) warns as one; both return the best iterat
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, lu_factor, lu_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lu_factor, lu_solve, solve_triangular
 from scipy.sparse import csr_matrix, issparse
 from scipy.linalg.lapack import dpotri as potri
 from scipy.linalg.lapack import dpotrs as potrs
@@ -252,9 +252,10 @@ class _FeatureClassSystem:
             kernel_sum = np.zeros((self.width, self.width))
             for k, (F, factor, kernel) in enumerate(zip(self.F, self._factors, self.kernel)):
                 index = np.ix_(self.support[k], self.support[k]) if self.support[k] is not None else slice(None)
-                if kernel:   # F_kᵀ(A_k⁻¹F_k): a sparse F_k costs nnz(F_k)·d_k, not m_k·d_k²
-                    solved = potrs(factor[0], F.toarray() if issparse(F) else F, lower=True)[0]
-                    kernel_sum[index] += np.asarray(F.T @ solved)
+                if kernel:   # F_kᵀA_k⁻¹F_k = (L⁻¹F_k)ᵀ(L⁻¹F_k)
+                    scaled = solve_triangular(factor[0], F.toarray() if issparse(F) else F, lower=True,
+                                              check_finite=False)
+                    kernel_sum[index] += scaled.T @ scaled
                 elif F.shape[1]:
                     identity = np.eye(F.shape[1])
                     inverse_sum[index] += cho_solve(factor, identity, check_finite=False)
