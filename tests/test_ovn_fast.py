@@ -139,10 +139,11 @@ def test_uncentered_data_warning_on_raw_iris_and_not_once_standardised():
 
 
 def test_linear_woodbury_falls_back_to_class_blocks_not_to_the_dense_matrix(monkeypatch):
-    """Linear kernel, K·d < T: when a nested-Woodbury solve misses its check (forced here; it happens
-    on its own at n ≥ 1000, where the dense T × T fallback cost 315 MiB at n = 1000 and 1.3 GiB at
-    n = 2000), the IPM continues on the class-block system (α = 0: s₁ = 0, no refinement needed) and
-    never builds the dense matrix; the result is the same optimum, certified."""
+    """Linear kernel, K·d < T: when a Woodbury solve misses its check (forced here; before the
+    componentwise backward-error check it happened on its own at n ≥ 1000, where the dense T × T
+    fallback cost 315 MiB at n = 1000 and 1.3 GiB at n = 2000), the IPM continues on the feature
+    class system with every class a kernel block (α = 0: s₁ = 0, no refinement needed) and never
+    builds the dense matrix; the result is the same optimum, certified."""
     import mlsvm.solvers.ovn_ipm as ipm
     from mlsvm.datasets import make_multilabel
 

@@ -85,6 +85,11 @@ class OvNSVM(KernelMultilabelEstimator):
     the optimum, and its safeguard may lower the floor below ``epsilon`` so that the true objective
     never increases: :mod:`mlsvm.solvers.ovn_mm`).
 
+    Attributes after ``fit``: ``dual_coef_`` A (n, K) with ``W = ΦᵀA``, ``intercept_`` b (K,),
+    ``multipliers_`` Λ (n, K), ``fit_report_``; with the linear kernel also ``coef_ = Xᵀ dual_coef_``
+    (d, K), and ``f(x) = xᵀcoef_ + intercept_``. The linear kernel never forms an n × n matrix (a
+    sparse X stays CSR; docs/ovn.md gives the time and memory formula).
+
     Parameters
     ----------
     alpha : float
@@ -108,6 +113,8 @@ class OvNSVM(KernelMultilabelEstimator):
     """
 
     _registry_model = "ovn"
+    #: the linear kernel's problem holds X, not G = XXᵀ: every solver and the grading use X(Xᵀ·)
+    _linear_without_gram = True
 
     def __init__(self, alpha=0.0, beta=1.0, w_constraint="soft", b_constraint="hard", gamma_b=1.0,
                  kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast", tol=1e-10,
@@ -138,15 +145,18 @@ class OvNSVM(KernelMultilabelEstimator):
                     "such data the class hyperplanes come out nearly parallel and predictions can be near chance "
                     "(raw iris: accuracy 1/3). Standardise X (e.g. StandardScaler; the paper normalizes its data) "
                     "or use kernel='rbf'.", UncenteredDataWarning, stacklevel=4)
-        features = self.X_fit_ if self.kernel == "linear" else None  # MM and the IPM's Woodbury use X
-        if issparse(features):  # the OvN solvers (Woodbury blocks, MM's lstsq, CVXPY factor) read the
-            features = features.toarray()   # features densely (n × d)
+        features = self.X_fit_ if self.kernel == "linear" else None  # a sparse X stays CSR
         return ovn.OvNProblem(gram, Y, self.alpha, self.beta, self.w_constraint, self.b_constraint,
                               self.gamma_b, features)
 
     def _set_fitted(self, problem, result, evaluation, Y) -> None:
         self.dual_coef_, self.intercept_ = result.primal["coef"], result.primal["b"]
         self.multipliers_ = result.dual["Lam"]
+        if self.kernel == "linear":   # f(x) = xᵀ(Xᵀ dual_coef_) + b: predictions need no test Gram matrix
+            self.coef_ = np.asarray(self.X_fit_.T @ self.dual_coef_)
+
+    def _scores(self, X) -> np.ndarray:
+        return self._linear_scores(X) if self.kernel == "linear" else super()._scores(X)
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return gram_test @ self.dual_coef_ + self.intercept_[None, :]

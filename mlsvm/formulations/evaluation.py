@@ -30,9 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.linalg import aslinearoperator
 
-__all__ = ["Evaluation", "relative_difference", "relative_gap", "qp_residuals", "inf_norm", "linear_weights"]
+__all__ = ["Evaluation", "relative_difference", "relative_gap", "qp_residuals", "inf_norm", "linear_weights",
+           "check_gram_and_features"]
 
 
 def relative_difference(a: float, b: float) -> float:
@@ -138,6 +140,39 @@ def linear_weights(features, primal: dict, n_outputs: int) -> np.ndarray | None:
         raise ValueError(f"primal['W'] must have shape ({features.shape[1]}, {n_outputs}) (features × outputs); "
                          f"got {W.shape}")
     return W
+
+
+def check_gram_and_features(gram, features) -> tuple[np.ndarray | None, object, int]:
+    """A problem's Gram matrix and linear-kernel features, validated: ``(gram, features, n)`` with
+    ``gram`` a finite square float64 array or None (allowed only with features: the linear kernel
+    then works through X), ``features`` float64, a sparse X kept sparse (CSR).
+
+    Parameters
+    ----------
+    gram : array of shape (n, n) or None
+        The Gram matrix.
+    features : array or sparse matrix of shape (n, d), or None
+        The features X of the linear kernel.
+    """
+    if features is not None:   # a sparse X stays sparse (CSR): the linear solvers read its rows
+        features = sp.csr_matrix(features, dtype=np.float64) if sp.issparse(features) else \
+            np.asarray(features, dtype=np.float64)
+        if features.ndim != 2:
+            raise ValueError(f"features must be an (n, d) matrix; got shape {features.shape}")
+    if gram is None:
+        if features is None:
+            raise ValueError("gram may be None only with the linear kernel's features (then K = XXᵀ is "
+                             "formed only by the solvers that need it)")
+        return None, features, features.shape[0]
+    gram = np.asarray(gram, dtype=np.float64)
+    if gram.ndim != 2 or gram.shape[0] != gram.shape[1]:
+        raise ValueError(f"gram must be a square (n, n) Gram matrix; got shape {gram.shape}")
+    if not np.all(np.isfinite(gram)):
+        raise ValueError("gram (the kernel matrix) contains NaN or infinite values; check the kernel "
+                         "parameters (e.g. a poly kernel overflowing) or the precomputed matrix")
+    if features is not None and features.shape[0] != gram.shape[0]:
+        raise ValueError(f"features must have n = {gram.shape[0]} rows; got shape {features.shape}")
+    return gram, features, gram.shape[0]
 
 
 def inf_norm(v) -> float:

@@ -48,18 +48,20 @@ kernel): ``W ↦ V = LᵀA`` (r × K), ``tr(WMWᵀ) = ‖V R‖²`` with ``M = R
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse import csr_matrix
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import check_scalar
-from mlsvm.formulations.evaluation import Evaluation, linear_weights, qp_residuals
-from mlsvm.kernels import gram_factor
+from mlsvm.formulations.evaluation import Evaluation, check_gram_and_features, linear_weights, qp_residuals
+from mlsvm.kernels import Kernel, gram_factor
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
-           "primal_objective", "smoothed_primal_objective", "dual_objective", "coef_from_dual",
+           "primal_objective", "smoothed_primal_objective", "dual_objective", "primal_dual_objectives", "coef_from_dual",
            "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_metric_coefficients", "dual_quadratic_factor", "kkt_residuals",
            "alpha_interval", "primal_infeasibility"]
 
@@ -80,12 +82,15 @@ def alpha_interval(n_classes: int) -> tuple[float, float]:
 @dataclass(frozen=True)
 class OvNProblem:
     """Data of one OvN problem. ``features`` (optional, n × r with ``features featuresᵀ = gram``,
-    e.g. ``X`` for the linear kernel) replaces the eigen-factor of ``gram`` in CVXPY and MM.
+    e.g. ``X`` for the linear kernel) replaces the eigen-factor of ``gram`` in CVXPY and MM. With
+    ``features``, ``gram`` may be None: every product with G is then ``X(Xᵀ·)`` (a sparse X stays
+    CSR), and the n × n matrix is formed only by :attr:`gram_matrix` (the dense
+    :func:`dual_qp`, the Gram-matrix fallback of the interior point), never by grading a point.
 
     Parameters
     ----------
-    gram : array of shape (n, n)
-        Gram matrix G.
+    gram : array of shape (n, n) or None
+        Gram matrix G; None only with ``features`` (the linear kernel).
     Y : array of shape (n, K)
         Class memberships (a sample may be in several classes or none).
     alpha : float
@@ -98,12 +103,12 @@ class OvNProblem:
         Hard b (``Σ_k b_k = 0``) or soft b (``+ γ_b (Σ_k b_k)²``).
     gamma_b : float
         Weight γ_b > 0 of the soft-b penalty ``γ_b (Σ_k b_k)²``.
-    features : array of shape (n, r) or None
+    features : array or sparse matrix of shape (n, r), or None
         Features with ``features featuresᵀ = gram`` (``X`` for the linear kernel), used instead of an
-        eigen-factor of the Gram matrix.
+        eigen-factor of the Gram matrix; a sparse matrix is kept as CSR.
     """
 
-    gram: np.ndarray
+    gram: np.ndarray | None
     Y: np.ndarray
     alpha: float = 0.0
     beta: float = 1.0
@@ -113,6 +118,11 @@ class OvNProblem:
     features: np.ndarray | None = None
 
     def __post_init__(self):
+        gram, features, n = check_gram_and_features(self.gram, self.features)   # a sparse X stays CSR
+        object.__setattr__(self, "gram", gram)
+        object.__setattr__(self, "features", features)
+        if np.ndim(self.Y) != 2 or np.shape(self.Y)[0] != n:
+            raise ValueError(f"Y must be an (n, K) indicator with n = {n}; got shape {np.shape(self.Y)}")
         for name in ("w_constraint", "b_constraint"):
             if getattr(self, name) not in CONSTRAINTS:
                 raise ValueError(f"{name} must be one of {CONSTRAINTS}; got {getattr(self, name)!r}")
@@ -151,14 +161,78 @@ class OvNProblem:
             return np.eye(K) - np.ones((K, K)) / K
         return np.linalg.inv(self.coupling)
 
-    @property
+    @cached_property
     def members(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(sample, class)`` index arrays of the T memberships, ordered class by class."""
+        """``(sample, class)`` index arrays of the T memberships, ordered class by class (computed once)."""
         cls, sample = np.nonzero(np.asarray(self.Y).T)
         return sample, cls
 
+    @property
+    def n_samples(self) -> int:
+        return self.Y.shape[0]
+
+    @cached_property
+    def member_features(self):
+        """The features of the T memberships' samples, ``features[sample]`` (T × r, CSR if sparse)."""
+        return self.features[self.members[0]]
+
+    @cached_property
+    def member_nonzeros(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each stored entry of the sparse :attr:`member_features`: its membership t and class k_t."""
+        rows = self.member_features
+        owner = np.repeat(np.arange(rows.shape[0]), np.diff(rows.indptr))
+        return owner, self.members[1][owner]
+
+    @cached_property
+    def gram_matrix(self) -> np.ndarray:
+        """G itself: ``gram``, or ``XXᵀ`` formed from the features (after the memory check of
+        :mod:`mlsvm.kernels`) for the few consumers that need the n × n matrix."""
+        return self.gram if self.gram is not None else Kernel("linear")(self.features)
+
+    def gram_times(self, matrix: np.ndarray) -> np.ndarray:
+        """``G @ matrix``: with features ``X(Xᵀ matrix)``, ``O(nnz(X)·m)`` and no n × n matrix.
+
+        Parameters
+        ----------
+        matrix : array of shape (n, m)
+            The right-hand factor.
+        """
+        if self.features is None:
+            return self.gram @ matrix
+        return np.asarray(self.features @ np.asarray(self.features.T @ matrix))
+
+    def gram_quadratic(self, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(AᵀGA, GA)`` (K × K, n × K); with features through ``U = XᵀA`` (``UᵀU``, ``XU``).
+
+        Parameters
+        ----------
+        A : array of shape (n, K)
+            Coefficients over the training points.
+        """
+        if self.features is None:
+            GA = self.gram @ A
+            return A.T @ GA, GA
+        U = np.asarray(self.features.T @ A)
+        return U.T @ U, np.asarray(self.features @ U)
+
+    def features_times_dual(self, Lam: np.ndarray) -> np.ndarray:
+        """``XᵀΛ`` (r × K) for a Λ that is zero off the T memberships, through the sparse Λ: ``O(Σ_t
+        nnz(x_{i_t}))`` instead of ``O(nnz(X)·K)``. Needs ``features``.
+
+        Parameters
+        ----------
+        Lam : array of shape (n, K)
+            Dual variables, zero off the memberships.
+        """
+        product = self.features.T @ csr_matrix(Lam)
+        return product.toarray() if sp.issparse(product) else np.asarray(product)
+
     def factor(self) -> np.ndarray:
-        return self.features if self.features is not None else gram_factor(self.gram)
+        """A dense factor ``L`` with ``LLᵀ = G`` (the features, densified if sparse; else an
+        eigen-factor of the Gram matrix), for CVXPY and MM."""
+        if self.features is None:
+            return gram_factor(self.gram)
+        return self.features.toarray() if sp.issparse(self.features) else self.features
 
 
 def _mask(problem: OvNProblem) -> np.ndarray:
@@ -219,7 +293,7 @@ def cvxpy_dual(problem: OvNProblem):
 
 
 def _loss_terms(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return 1.0 - (problem.gram @ A + b[None, :])
+    return 1.0 - (problem.gram_times(A) + b[None, :])
 
 
 def primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float:
@@ -235,7 +309,8 @@ def primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray) -> float
     b : array of shape (K,)
         Biases.
     """
-    return _objective(problem, A.T @ problem.gram @ A, problem.gram @ A + b[None, :], b)
+    inner, GA = problem.gram_quadratic(A)
+    return _objective(problem, inner, GA + b[None, :], b)
 
 
 def _objective(problem: OvNProblem, inner: np.ndarray, scores: np.ndarray, b: np.ndarray) -> float:
@@ -264,9 +339,10 @@ def smoothed_primal_objective(problem: OvNProblem, A: np.ndarray, b: np.ndarray,
     epsilon : float
         Floor ε > 0 of the smoothed hinge.
     """
-    r = _loss_terms(problem, A, b)
+    inner, GA = problem.gram_quadratic(A)
+    r = 1.0 - (GA + b[None, :])
     smooth = np.where(np.abs(r) < epsilon, (r + epsilon) ** 2 / (4.0 * epsilon), np.maximum(r, 0.0))
-    regularizer = 0.5 * float(np.sum((A.T @ problem.gram @ A) * problem.coupling))
+    regularizer = 0.5 * float(np.sum(inner * problem.coupling))
     value = regularizer + problem.beta * float(np.sum(_mask(problem) * smooth))
     if problem.soft_b:
         value += problem.gamma_b * float(b.sum()) ** 2
@@ -288,10 +364,64 @@ def dual_objective(problem: OvNProblem, Lam: np.ndarray, nu: float | None = None
     """
     Lam = _mask(problem) * Lam
     nu = float(Lam.sum(axis=0).mean()) if nu is None else float(nu)
-    value = float(Lam.sum()) - 0.5 * float(np.sum((Lam.T @ problem.gram @ Lam) * problem.dual_metric))
+    return _dual_value(problem, Lam, _dual_inner(problem, Lam)[0], nu)
+
+
+def _dual_inner(problem: OvNProblem, Lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ΛᵀGΛ, XᵀΛ)`` through the sparse Λ with features, else ``(ΛᵀGΛ, GΛ)``."""
+    if problem.features is not None:
+        U = problem.features_times_dual(Lam)
+        return U.T @ U, U
+    GLam = problem.gram @ Lam
+    return Lam.T @ GLam, GLam
+
+
+def _dual_value(problem: OvNProblem, Lam: np.ndarray, inner: np.ndarray, nu: float) -> float:
+    """``Σλ − ½tr(S ΛᵀGΛ) [− ν²/(4γ)]`` from ``inner = ΛᵀGΛ``."""
+    value = float(Lam.sum()) - 0.5 * float(np.sum(inner * problem.dual_metric))
     if problem.soft_b:
-        value -= nu * nu / (4.0 * problem.gamma_b)
+        value -= float(nu) ** 2 / (4.0 * problem.gamma_b)
     return value
+
+
+def primal_dual_objectives(problem: OvNProblem, Lam: np.ndarray, nu: float, b: np.ndarray) -> tuple[float, float]:
+    """``(primal_objective(A = ΛS, b), dual_objective(Λ, ν))`` from one product with the Gram
+    matrix (with features: ``U = XᵀΛ`` through the sparse Λ, then the T member scores
+    ``x_{i_t}ᵀ(US)_{k_t}`` only), as an iterative solver records them at every iterate. The same
+    values as the two functions up to the order of summation.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    Lam : array of shape (n, K)
+        Dual variables ``λ_ki`` (zero off the memberships).
+    nu : float
+        Common class mass ν.
+    b : array of shape (K,)
+        Biases.
+    """
+    Lam = _mask(problem) * Lam
+    S = problem.dual_metric
+    sample, cls = problem.members
+    inner, product = _dual_inner(problem, Lam)   # only the T member scores enter the hinge
+    member_scores = _member_scores(problem, product @ S) if problem.features is not None else (product @ S)[sample, cls]
+    primal = 0.5 * float(np.sum((S @ inner @ S) * problem.coupling))
+    primal += problem.beta * float(np.sum(np.maximum(0.0, 1.0 - member_scores - b[cls])))
+    if problem.soft_b:
+        primal += problem.gamma_b * float(b.sum()) ** 2
+    return primal, _dual_value(problem, Lam, inner, nu)
+
+
+def _member_scores(problem: OvNProblem, W: np.ndarray) -> np.ndarray:
+    """``x_{i_t}ᵀ w_{k_t}`` for the T memberships (weights W, r × K), in ``O(nnz(X[members]))``
+    (sparse) or ``O(T·r)`` (dense) instead of the n × K product ``XW``."""
+    sample, cls = problem.members
+    rows = problem.member_features
+    if not sp.issparse(rows):
+        return np.einsum("tj,jt->t", rows, W[:, cls])
+    owner, owner_class = problem.member_nonzeros
+    return np.bincount(owner, weights=rows.data * W[rows.indices, owner_class], minlength=sample.size)
 
 
 def coef_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
@@ -358,7 +488,7 @@ def dual_qp(problem: OvNProblem) -> dict:
     sample, cls = problem.members
     T, K = sample.size, problem.n_classes
     P = np.zeros((T + 1, T + 1))
-    P[:T, :T] = problem.gram[np.ix_(sample, sample)] * problem.dual_metric[np.ix_(cls, cls)]
+    P[:T, :T] = problem.gram_matrix[np.ix_(sample, sample)] * problem.dual_metric[np.ix_(cls, cls)]
     P[T, T] = 1.0 / (2.0 * problem.gamma_b) if problem.soft_b else 0.0
     A = np.zeros((K, T + 1))
     A[cls, np.arange(T)] = 1.0
@@ -384,11 +514,11 @@ def _dual_qp_operator(problem: OvNProblem) -> dict:
         x = np.asarray(x, dtype=np.float64).reshape(-1)
         Lam = np.zeros((n, K))
         Lam[sample, cls] = x[:T]
-        if problem.features is not None:
-            GLam = problem.features @ (problem.features.T @ Lam)
+        if problem.features is not None:   # X((XᵀΛ) S) with the sparse Λ
+            GLamS = np.asarray(problem.features @ (problem.features_times_dual(Lam) @ S))
         else:
-            GLam = problem.gram @ Lam
-        return np.append((GLam @ S)[sample, cls], nu_weight * x[T])
+            GLamS = problem.gram @ Lam @ S
+        return np.append(GLamS[sample, cls], nu_weight * x[T])
 
     P = LinearOperator((T + 1, T + 1), matvec=product, rmatvec=product, dtype=np.float64)
     A = csr_matrix((np.ones(T), (cls, np.arange(T))), shape=(K, T + 1)).tolil()
@@ -438,7 +568,7 @@ def dual_quadratic_factor(problem: OvNProblem) -> np.ndarray | None:
     if problem.features is None:
         return None
     sample, cls = problem.members
-    Z = dual_metric_root(problem)[cls][:, :, None] * problem.features[sample][:, None, :]
+    Z = dual_metric_root(problem)[cls][:, :, None] * problem.factor()[sample][:, None, :]
     return Z.reshape(sample.size, -1)
 
 
@@ -520,10 +650,12 @@ def evaluate(problem: OvNProblem, primal: dict, dual: dict | None = None) -> Eva
     W = linear_weights(problem.features, primal, problem.n_classes)
     if W is None:
         A = np.asarray(primal["coef"], dtype=np.float64)
-        value, scores = primal_objective(problem, A, b), problem.gram @ A + b[None, :]
+        inner, GA = problem.gram_quadratic(A)
+        scores = GA + b[None, :]
+        value = _objective(problem, inner, scores, b)
     else:   # the row sums of W are Σ_k w_k, as those of A are in the kernel form: the same checks
         A = W
-        scores = problem.features @ W + b[None, :]
+        scores = np.asarray(problem.features @ W) + b[None, :]
         value = _objective(problem, W.T @ W, scores, b)
     evaluation = Evaluation(value, extra={"scores": scores}, infeasibility=primal_infeasibility(problem, A, b))
     if dual is not None:

@@ -51,7 +51,8 @@ MODEL = ModelSpec(
     solvers={
         "ipm": SolverSpec("ipm", _ipm, EXACT,
                           "Mehrotra interior point on the derived dual (equal-mass rows kept exactly; "
-                          "nested Woodbury for the linear kernel)"),
+                          "linear kernel through X, no n × n matrix: per class the smaller of kernel "
+                          "block and Woodbury matrix)"),
         "mm": SolverSpec("mm", _mm, CERTIFIED,
                          "paper Alg. 1: majorization–minimization with the ε floor `epsilon`, safeguarded, "
                          "stopped on its certified gap", options=("epsilon",)),
