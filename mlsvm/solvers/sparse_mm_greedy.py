@@ -26,7 +26,9 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   classes: small λ, two-class SMSVM) the run continues with joint steps (recorded in history as
   ``joint_from_sweep``) — a departure from the paper, which reports < 4 sweeps in its runs.
   ``joint=True`` (solver "fast"): one Newton step on all classes, the system solved by conjugate
-  gradients (SciPy's ``cg``) preconditioned with those per-class factors (forcing term
+  gradients (SciPy's ``cg``) preconditioned with those per-class factors — for SMSVM on the
+  complement of the common-class mode ``v1ᵀ``, which the Hessian maps to ``λv1ᵀ`` and the
+  preconditioner inverts exactly (:func:`_preconditioner`) — (forcing term
   ``min(1e-2, √max(gap, 0))``: a round-off negative gap near the optimum asks the tightest; exact
   when the classes decouple).
 * Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
