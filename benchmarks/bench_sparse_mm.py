@@ -2,7 +2,7 @@
 RBF SVC models (binary relevance for multilabel), and training time against CVXPY.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_sparse_mm.py [--quick]
-    OMP_NUM_THREADS=1 python benchmarks/bench_sparse_mm.py --speed [--rounds 3]   # issue 19 only
+    OMP_NUM_THREADS=1 python benchmarks/bench_sparse_mm.py --speed [--rounds 3] [--before DIR]   # issue 19 only
 
 Every ratio is measured side by side in this one run. Paper: Table 2 (multiclass; wine SMSVM 14
 basis vectors 98.15 %, WW-SVM 55 SVs), Table 7 (yeast: SM3L 198 basis vectors, Hamming loss
@@ -166,37 +166,96 @@ def digits(sizes, lam=0.1):
               f"block), {svc.n_support_.sum() / d:.1f}x fewer vectors")
 
 
-def speed(rounds=3, lam=1.0):
+# One timed fit of the speed comparison, in its own process (so a "before" source tree can be
+# imported instead of this one): prints CPU seconds and the certificate as one JSON line.
+SPEED_CHILD = r"""
+import json, sys, time, warnings
+import numpy as np
+from sklearn.svm import SVC
+from mlsvm import SMSVM
+from mlsvm.datasets import load_yeast
+from mlsvm.formulations import sparse_mm as form
+from mlsvm.kernels import make_kernel
+from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
+side, lam = sys.argv[1], float(sys.argv[2])
+train = load_yeast("train")
+y = train.Y.argmax(1)
+out = {}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    if side == "full":
+        gram = make_kernel("rbf", "scale", X=train.X)(train.X)
+        start = time.process_time()
+        result = greedy_sparse(gram, form.MarginOperator("smsvm", np.eye(y.max() + 1)[y]), lam,
+                               basis=np.arange(len(y)), tol=1e-10)
+        out.update(cpu=time.process_time() - start, n_iter=result.n_iter, converged=bool(result.converged),
+                   objective=float(result.history["primal"][-1]))
+    elif side == "SVC":
+        start = time.process_time()
+        SVC(C=1 / lam, kernel="rbf", gamma="scale", tol=1e-6).fit(train.X, y)
+        out.update(cpu=time.process_time() - start)
+    else:
+        start = time.process_time()
+        est = SMSVM(lam, solver=side, tol=1e-10, random_state=0).fit(train.X, y)
+        report = est.fit_report_
+        out.update(cpu=time.process_time() - start, n_iter=report.n_iter, converged=bool(report.converged),
+                   gap=float(report.relative_gap), kkt=float(report.max_kkt),
+                   objective=float(report.primal_objective), basis=[int(j) for j in est.basis_indices_])
+out["warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+print(json.dumps(out))
+"""
+
+
+def _speed_fit(side, lam, source=None):
+    """One fit of :func:`speed` in a subprocess (``source``: a source tree to import mlsvm from)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    if source:
+        env["PYTHONPATH"] = source
+    done = subprocess.run([sys.executable, "-c", SPEED_CHILD, side, str(lam)], capture_output=True, text=True,
+                          env=env, check=True, cwd=source or None)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def speed(rounds=3, lam=1.0, before=None, full=True):
     """Issue 19: SMSVM "fast" on yeast train with the argmax classes ``y = Y.argmax(1)`` (12 classes)
-    against multiclass ``SVC`` (RBF, gamma="scale", ``C = 1/λ``, ``tol=1e-6``), CPU seconds, the
-    sides alternating, medians over rounds. Routes: the estimator's "fast" (greedy-joint, |J| = 100)
-    and "greedy" (the paper's class-wise Newton), and the full model (J = all 1500 points, joint
-    Newton, the route the verification uses) once per run."""
-    train = load_yeast("train")
-    y = train.Y.argmax(1)
-    Y = np.eye(y.max() + 1)[y]
-    cpu = lambda run: (lambda start: (run(), time.process_time() - start))(time.process_time())
-    times = {"SVC": [], "SMSVM fast": [], "SMSVM greedy": []}
-    reports = {}
-    for _ in range(rounds):
-        times["SVC"].append(cpu(lambda: SVC(C=1 / lam, kernel="rbf", gamma="scale", tol=1e-6).fit(train.X, y))[1])
-        for solver in ("fast", "greedy"):
-            est, seconds = cpu(lambda: SMSVM(lam, solver=solver, tol=1e-10, random_state=0).fit(train.X, y))
-            times[f"SMSVM {solver}"].append(seconds)
-            reports[solver] = est.fit_report_
-    gram = make_kernel("rbf", "scale", X=train.X)(train.X)
-    full, full_time = cpu(lambda: greedy_sparse(gram, form.MarginOperator("smsvm", Y), lam, basis=np.arange(len(y)),
-                                                tol=1e-10))
-    svc = float(np.median(times["SVC"]))
+    against multiclass ``SVC`` (RBF, gamma="scale", ``C = 1/λ``, ``tol=1e-6``), CPU seconds of each
+    fit in its own process (``OMP_NUM_THREADS=1``), the sides alternating, medians over rounds.
+    Routes: the estimator's "fast" (greedy-joint, |J| = 100), "greedy" (the paper's class-wise
+    Newton) and the full model (J = all 1500 points, joint Newton, the route the verification
+    uses). ``before``: a source tree of an earlier version (e.g. ``git archive <commit> mlsvm``
+    unpacked) whose routes run as extra sides in the same rounds; their basis and objective are
+    compared with this version's."""
+    sides = ["SVC", "fast", "greedy"] + (["full"] if full else [])
+    versions = [("after", None)] + ([("before", before)] if before else [])
+    times, last = {}, {}
+    for round_ in range(rounds):
+        for side in sides:
+            for version, source in (versions if side != "SVC" else versions[:1]):
+                result = _speed_fit(side, lam, source)
+                times.setdefault((side, version), []).append(result["cpu"])
+                last[side, version] = result
+        print(f"  round {round_ + 1}: " + ", ".join(f"{s}/{v} {t[-1]:.2f}" for (s, v), t in times.items()), flush=True)
+    svc = float(np.median(times["SVC", "after"]))
     print(f"\n== yeast argmax classes (SMSVM λ={lam}, RBF gamma='scale', tol 1e-10; SVC C={1 / lam}, tol 1e-6; "
-          f"CPU s, median of {rounds} alternating rounds) ==")
-    print(f"SVC (multiclass)    : {svc:.2f} s")
-    for solver in ("fast", "greedy"):
-        seconds, report = float(np.median(times[f"SMSVM {solver}"])), reports[solver]
-        print(f"SMSVM {solver:13s}: {seconds:.2f} s ({seconds / svc:.0f}x SVC, target ≤ 10x), |J| = 100, "
-              f"{report.n_iter} Newton steps, gap {report.relative_gap:.1e}, max KKT {report.max_kkt:.1e}")
-    print(f"SMSVM full (J = all): {full_time:.2f} s ({full_time / svc:.0f}x SVC; one run), {full.n_iter} Newton steps, "
-          f"converged {full.converged}")
+          f"CPU s, median of {rounds} alternating rounds, one process per fit) ==")
+    print(f"SVC (multiclass)          : {svc:.2f} s")
+    for side in sides[1:]:
+        for version, _ in versions:
+            seconds, result = float(np.median(times[side, version])), last[side, version]
+            extra = (f", gap {result['gap']:.1e}, max KKT {result['kkt']:.1e}, |J| = {len(result['basis'])}"
+                     if "gap" in result else "")
+            print(f"SMSVM {side:6s} ({version:6s})   : {seconds:6.2f} s ({seconds / svc:5.1f}x SVC, target ≤ 10x), "
+                  f"{result['n_iter']} Newton steps, converged {result['converged']}{extra}"
+                  + (f"; warnings: {result['warnings']}" if result["warnings"] else ""))
+        if before:
+            a, b = last[side, "after"], last[side, "before"]
+            same = "same basis, " if a.get("basis") == b.get("basis") and "basis" in a else ""
+            print(f"  {side}: before/after {np.median(times[side, 'before']) / np.median(times[side, 'after']):.2f}x, "
+                  f"{same}objective rel. diff {abs(a['objective'] - b['objective']) / abs(b['objective']):.1e}")
 
 
 def main():
@@ -204,9 +263,11 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer sizes")
     parser.add_argument("--speed", action="store_true", help="only issue 19's SMSVM-vs-SVC timing on yeast")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", help="--speed: also time the routes of this earlier source tree")
+    parser.add_argument("--no-full", action="store_true", help="--speed: leave out the J = all route")
     args = parser.parse_args()
     if args.speed:
-        speed(args.rounds)
+        speed(args.rounds, before=args.before, full=not args.no_full)
         return
     wine()
     digits([25, 50] if args.quick else [25, 50, 100, 150])

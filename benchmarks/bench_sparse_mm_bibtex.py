@@ -87,8 +87,11 @@ def _multilabel(metrics, Y, predicted, scores) -> dict:
 
 
 def _run(name: str, args) -> dict:
+    """One fit in a subprocess; ``"<model> (before)"`` imports mlsvm from ``args.before``."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    command = [sys.executable, __file__, "--worker", name, "--d-max", str(args.d_max),
+    if name.endswith(" (before)"):
+        name, env["PYTHONPATH"] = name[:-len(" (before)")], args.before
+    command = [sys.executable, os.path.abspath(__file__), "--worker", name, "--d-max", str(args.d_max),
                "--smsvm-d-max", str(args.smsvm_d_max)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -104,6 +107,8 @@ def main():
     parser.add_argument("--d-max", type=int, default=200, help="SM3L's |J|")
     parser.add_argument("--smsvm-d-max", type=int, default=100, help="SMSVM's |J|")
     parser.add_argument("--only", choices=["sm3l", "smsvm"], default=None)
+    parser.add_argument("--before", default=None,
+                        help="also time the model from this earlier source tree (git archive <commit> mlsvm, unpacked)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -115,12 +120,13 @@ def main():
           f"SM3L |J| = {args.d_max}, SMSVM |J| = {args.smsvm_d_max}, {args.rounds} alternating round(s), "
           "CPU seconds, OMP_NUM_THREADS=1")
     for ours, peer in pairs:
-        runs = {ours: [], peer: []}
+        names = (peer, ours) + ((f"{ours} (before)",) if args.before else ())
+        runs = {name: [] for name in names}
         for _ in range(args.rounds):
-            for name in (peer, ours):
+            for name in names:
                 runs[name].append(_run(name, args))
                 print(f"  {name}: {runs[name][-1]['cpu']:.1f} s CPU", flush=True)
-        for name in (peer, ours):
+        for name in names:
             last = runs[name][-1]
             line = (f"{name:24s} CPU {_median(runs[name], 'cpu'):7.1f} s (wall {_median(runs[name], 'wall'):7.1f} s), "
                     f"peak +{_median(runs[name], 'peak_mb'):6.0f} MB")
@@ -133,6 +139,10 @@ def main():
                 print(f"    warning: {message}")
         ratio = _median(runs[ours], "cpu") / _median(runs[peer], "cpu")
         print(f"-> {ours} / {peer}: {ratio:.1f}x CPU time (target ≤ 10x)")
+        if args.before:
+            before = runs[f"{ours} (before)"]
+            print(f"-> {ours} before / after: {_median(before, 'cpu') / _median(runs[ours], 'cpu'):.2f}x CPU time; "
+                  f"before {_median(before, 'cpu') / _median(runs[peer], 'cpu'):.1f}x {peer}")
 
 
 if __name__ == "__main__":

@@ -476,3 +476,38 @@ def test_kernel_columns_from_sparse_X_give_the_dense_gram_fit(kernel):
     assert relative_difference(sparse_fit.fit_report_.primal_objective, dense_fit.fit_report_.primal_objective) <= 1e-10
     assert np.allclose(sparse_fit.decision_function(csr_matrix(X)), dense_fit.decision_function(X), rtol=1e-8, atol=1e-8)
     assert sparse_fit.fit_report_.converged
+
+
+@pytest.mark.parametrize("size", [3, 301])   # explicit block inverses / per-class triangular solves
+@pytest.mark.parametrize("seed", [0, 1])
+def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, size):
+    """The joint CG's preconditioner for SMSVM: a symmetric positive definite map of d × k blocks
+    that inverts the generalized Hessian exactly on D = v1ᵀ (where the Hessian is λ·I: the loss is
+    blind to a shift shared by all classes); and the CG direction it gives = the dense solve of the
+    explicit Hessian."""
+    from mlsvm.solvers.sparse_mm_greedy import (_ClassHessians, _curvature, _hessian_product,
+                                                _joint_direction, _preconditioner)
+    rng = np.random.default_rng(seed)
+    n, k, lam = size + 20, 4, 0.3
+    ops = form.MarginOperator("smsvm", np.eye(k)[rng.integers(k, size=n)])
+    Z, C = rng.normal(size=(n, size)), rng.normal(size=(size, k)) * 0.1
+    F = Z @ C
+    hessians = _ClassHessians(lam, np.eye(k), n, k, size)
+    hessians.reset(size)
+    hessians.refresh(Z, _curvature(ops, F))
+    precondition = _preconditioner(ops, hessians, lam)
+    active = 2 * ops.weight * (ops.mask & (1.0 + ops.forward(F) > 0))
+    v = rng.normal(size=(size, 1))
+    common = _hessian_product(Z, ops, active, lam, np.eye(k), v * np.ones((1, k)))
+    np.testing.assert_allclose(common, lam * v * np.ones((1, k)), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(precondition(common), v * np.ones((1, k)), rtol=1e-10, atol=1e-10)
+    if size > 10:
+        return
+    units = np.eye(size * k).reshape(-1, size, k)
+    P = np.array([precondition(u).ravel() for u in units])
+    H = np.array([_hessian_product(Z, ops, active, lam, np.eye(k), u).ravel() for u in units])
+    np.testing.assert_allclose(P, P.T, atol=1e-12)
+    assert np.linalg.eigvalsh(P).min() > 0
+    gradient = rng.normal(size=(size, k))
+    D = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12)
+    np.testing.assert_allclose(D.ravel(), np.linalg.solve(H, -gradient.ravel()), rtol=1e-8, atol=1e-10)

@@ -26,7 +26,9 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   classes: small λ, two-class SMSVM) the run continues with joint steps (recorded in history as
   ``joint_from_sweep``) — a departure from the paper, which reports < 4 sweeps in its runs.
   ``joint=True`` (solver "fast"): one Newton step on all classes, the system solved by conjugate
-  gradients (SciPy's ``cg``) preconditioned with those per-class factors (forcing term
+  gradients (SciPy's ``cg``) preconditioned with those per-class factors — for SMSVM on the
+  complement of the common-class mode ``v1ᵀ``, which the Hessian maps to ``λv1ᵀ`` and the
+  preconditioner inverts exactly (:func:`_preconditioner`) — (forcing term
   ``min(1e-2, √max(gap, 0))``: a round-off negative gap near the optimum asks the tightest; exact
   when the classes decouple).
 * Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
@@ -121,7 +123,8 @@ class _ClassHessians:
             delta = omega[changed_rows] - self.omega[changed_rows]
             rows = Z[changed_rows]
             for r in np.flatnonzero(np.any(delta != 0, axis=0)):
-                self.gram_buffer[r, :d, :d] += rows.T @ (delta[:, r, None] * rows)
+                moved = np.flatnonzero(delta[:, r])   # only the rows whose ω_r changed
+                self.gram_buffer[r, :d, :d] += rows[moved].T @ (delta[moved, r, None] * rows[moved])
                 self.valid[r] = False
             self.omega = omega.copy()
         for r in np.flatnonzero(~self.valid):
@@ -152,7 +155,7 @@ def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
 
 def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500):
     """Newton direction on all classes: SciPy's CG on the generalized Hessian (a ``LinearOperator``
-    on the flattened d × k direction), preconditioned by the per-class blocks, to relative residual
+    on the flattened d × k direction), preconditioned by :func:`_preconditioner`, to relative residual
     ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
     search keeps the decrease)."""
     if F.shape[1] == 1 or _separable(ops, R_inv):
@@ -160,20 +163,52 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
         return np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(F.shape[1])])
     shape = gradient.shape
     active = 2 * ops.weight * (ops.mask & (1.0 + ops.forward(F) > 0))
-    if hessians.size <= 300:  # explicit block inverses: one batched product per CG step
-        blocks = hessians.inverses()
-        precondition = lambda v: np.einsum("rij,jr->ir", blocks, v.reshape(shape)).ravel()
-    else:
-        precondition = lambda v: np.column_stack([hessians.solve(r, column)
-                                                  for r, column in enumerate(v.reshape(shape).T)]).ravel()
+    precondition = _preconditioner(ops, hessians, lam)
     size = gradient.size
     hessian = LinearOperator((size, size), dtype=np.float64,
                              matvec=lambda v: _hessian_product(Z, ops, active, lam, R_inv, v.reshape(shape)).ravel())
-    preconditioner = LinearOperator((size, size), dtype=np.float64, matvec=precondition)
+    preconditioner = LinearOperator((size, size), dtype=np.float64,
+                                    matvec=lambda v: precondition(v.reshape(shape)).ravel())
     # info > 0 (cg_max reached) still leaves a descent direction; the line search and the outer
     # Newton stop (gap and stationarity) decide
     D, _ = cg(hessian, -gradient.ravel(), rtol=cg_tol, atol=0.0, maxiter=cg_max, M=preconditioner)
     return D.reshape(shape)
+
+
+def _preconditioner(ops, hessians, lam):
+    """The CG preconditioner of the joint Newton system, a map of d × k blocks: the per-class
+    Hessian factors; for SMSVM with the common-class mode solved exactly.
+
+    SMSVM's loss is blind to a shift common to all classes (its Hessian in F_i annihilates 1), so
+    the generalized Hessian maps D = v1ᵀ to λv1ᵀ (R = I) and keeps {D : D1 = 0} invariant: the
+    common part is divided by λ, the class blocks act on the rest, projected back onto D1 = 0 (a
+    symmetric positive definite map). The class blocks alone treat v1ᵀ as stiff as the loss
+    curvature of every class: on yeast (12 argmax classes, |J| = 100) that mode set the CG
+    iteration count (Hessian products 7,935 → 1,885; J = all: CG 21 → 3.8 s CPU).
+
+    Parameters
+    ----------
+    ops : MarginOperator
+        The margin map (its ``model`` decides the SMSVM correction).
+    hessians : _ClassHessians
+        The per-class factors.
+    lam : float
+        Regularisation weight λ.
+    """
+    if hessians.size <= 300:  # explicit block inverses: one batched product per CG step
+        blocks = hessians.inverses()
+        per_class = lambda V: np.matmul(blocks, V.T[:, :, None])[:, :, 0].T
+    else:
+        per_class = lambda V: np.column_stack([hessians.solve(r, column) for r, column in enumerate(V.T)])
+    if ops.model != "smsvm":
+        return per_class
+
+    def precondition(V):
+        common = V.mean(axis=1, keepdims=True)
+        out = per_class(V - common)
+        return out - out.mean(axis=1, keepdims=True) + common / lam
+
+    return precondition
 
 
 def _separable(ops, R_inv) -> bool:
