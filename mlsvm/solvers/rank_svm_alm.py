@@ -60,7 +60,7 @@ class _AugmentedLagrangian:
     def kernel(self, beta):
         if self.factor is not None:
             return self.factor @ (self.factor.T @ beta)
-        return self.problem.gram @ beta
+        return self.problem.kernel_times(beta)
 
     def hessian_p(self, v):
         self.n_matvec += 1
@@ -69,7 +69,7 @@ class _AugmentedLagrangian:
     def set_center(self, nu, rho, tau, center):
         self.nu, self.rho, self.tau, self.center = nu, rho, tau, center
         # diag(P)_t = 2 K_ii (β of a unit pair is +1 at k, −1 at l); diag(AᵀA) = 2
-        self.hessian_diagonal = 2.0 * np.diag(self.problem.gram)[self.problem.pairs.instance] + 2.0 * rho + tau
+        self.hessian_diagonal = 2.0 * self.problem.kernel_diagonal[self.problem.pairs.instance] + 2.0 * rho + tau
 
     def gradient(self, alpha, p_alpha):
         """``∇L(α)`` given ``Pα``."""
@@ -177,7 +177,7 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
     upper = problem.upper
     alpha = np.zeros(problem.n_pairs) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0.0, upper)
     lagrangian = _AugmentedLagrangian(problem, factor)
-    diagonal = float(np.mean(np.diag(problem.gram)))
+    diagonal = float(np.mean(problem.kernel_diagonal))
     rho, tau = max(diagonal, 1e-3), 1e-1 * max(diagonal, 1e-3)
     nu = np.zeros(problem.n_labels)
     scale = max(1.0, float(np.max(upper)))
