@@ -164,6 +164,14 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         """The model's outputs ``f_k(x)``, shape (m, q) (one column per label or class)."""
         return self._decision(self._test_gram(X))
 
+    def _linear_scores(self, X) -> np.ndarray:
+        """``X coef_ + intercept_``: the scores of a linear-kernel fit that stored its weights
+        ``coef_`` (d, q), with no test Gram matrix."""
+        check_is_fitted(self, "fit_report_")
+        X = check_X(X, "X")
+        check_n_features(self, X)
+        return np.asarray(X @ self.coef_) + self.intercept_
+
     def decision_function(self, X) -> np.ndarray:
         """Multilabel fit: the scores ``f_k(x)``, shape (m, q). Multiclass fit: per-class scores
         (m, n_classes); with two classes the 1-D ``s_1 − s_0``, positive for ``classes_[1]``."""

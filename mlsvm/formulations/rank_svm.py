@@ -480,7 +480,7 @@ def kkt_residuals(problem: RankSVMProblem, alpha: np.ndarray, b: np.ndarray) -> 
     """Scaled KKT residuals (:func:`mlsvm.formulations.evaluation.qp_residuals`) of the dual QP at
     ``α`` with equality multipliers ``b``; the box multipliers are those stationarity implies,
     ``z = 1 − (margins + b_k − b_l)``, so a violated complementarity shows as ``complementarity``.
-    ``O(T + n²Q)`` memory: ``P`` is a LinearOperator.
+    ``O(T + n²Q)`` memory (``O(T + nnz(X) + nQ)`` without a Gram matrix): ``P`` is a LinearOperator.
 
     Parameters
     ----------
