@@ -37,13 +37,16 @@ class RankSVM(KernelMultilabelEstimator):
 
     Attributes
     ----------
-    dual_coef_ : (n, q) β; ``intercept_`` : (q,) biases (``Σ_k b_k = 0``); ``alpha_`` : pair
+    dual_coef_ : (n, q) β; ``intercept_`` : (q,) biases (``Σ_k b_k = 0``); ``coef_`` : (d, q)
+    ``W = Xᵀβ`` (linear kernel only; predictions then need no test Gram matrix); ``alpha_`` : pair
     multipliers; ``n_pairs_``, ``n_without_pairs_``; ``threshold_`` : the fitted
     :class:`ThresholdPredictor`; ``fit_report_`` : :class:`~mlsvm.report.FitReport` (its
     ``solver`` names the solver that ran).
     """
 
     _registry_model = "rank_svm"
+    #: the linear kernel's problem holds X, not K = XXᵀ: no n × n matrix at fit or predict
+    _linear_without_gram = True
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, solver="fast",
                  tol=1e-8, max_iter=None, random_state=None, cvxpy_solver="CLARABEL"):
@@ -58,9 +61,10 @@ class RankSVM(KernelMultilabelEstimator):
         self.random_state = random_state
         self.cvxpy_solver = cvxpy_solver
 
-    def _problem(self, gram: np.ndarray, Y: np.ndarray) -> formulation.RankSVMProblem:
+    def _problem(self, gram, Y: np.ndarray) -> formulation.RankSVMProblem:
         # the base class validated a precomputed Gram matrix; the other kernels are PSD by
-        # construction. The linear kernel's features are a factor K = XXᵀ ("fast" reads its width).
+        # construction. The linear kernel's features are a factor K = XXᵀ ("fast" reads its width)
+        # and its gram is None: the problem's products with K go through X (sparse X stays CSR).
         features = self.X_fit_ if self.kernel == "linear" else None
         return formulation.make_problem(gram, Y, self.C, check_psd=False, features=features)
 
@@ -69,6 +73,11 @@ class RankSVM(KernelMultilabelEstimator):
         self.dual_coef_, self.intercept_ = evaluation.extra["beta"], evaluation.extra["b"]
         self.n_pairs_, self.n_without_pairs_ = problem.n_pairs, problem.pairs.n_without_pairs
         self.threshold_ = ThresholdPredictor().fit(evaluation.extra["scores"], Y)
+        if self.kernel == "linear":   # f(x) = xᵀXᵀβ + b: predictions need no test Gram matrix
+            self.coef_ = np.asarray(self.X_fit_.T @ self.dual_coef_)
+
+    def _scores(self, X) -> np.ndarray:
+        return self._linear_scores(X) if self.kernel == "linear" else super()._scores(X)
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return formulation.decision_function(self.dual_coef_, self.intercept_, gram_test)

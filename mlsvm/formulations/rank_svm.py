@@ -19,12 +19,19 @@ As a QP ``min ½αᵀPα + qᵀα`` (the dual negated): ``P = Dᵀ(K ⊗ I_Q)D``
 (T × nQ, two non-zeros per row) is the pair incidence: ``gather(F) = D vec(F)``,
 ``scatter(α) = Dᵀα``. ``P`` is only ever applied (``O(T + n²Q)``), never formed.
 
+The linear kernel's problem may be built without K (``gram=None``, ``features=X``): every product
+``Kβ`` is then ``X(Xᵀβ)`` (``O(nnz(X)·Q)``, X dense or CSR kept sparse), ``diag K`` the squared row
+norms, and the objectives, KKT residuals and scores go through ``W = Xᵀβ`` — memory
+``O(nnz(X) + T + nQ)``, no n × n matrix. Only the solvers that read K's columns (the working-set
+decomposition, the CVXPY references without a factor) form it, through :attr:`RankSVMProblem.kernel_matrix`.
+
 Instances without pairs (all labels or none) are kept: they have no α, so β is zero on their row.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
@@ -34,7 +41,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import RankingPairs, check_scalar, ranking_pairs
 from mlsvm.formulations.evaluation import Evaluation, linear_weights, qp_residuals
-from mlsvm.kernels import check_gram, gram_factor
+from mlsvm.kernels import Kernel, check_gram, gram_factor
 
 __all__ = ["RankSVMProblem", "make_problem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
            "coef_from_dual", "primal_objective", "dual_objective", "dual_gradient", "decision_function",
@@ -49,12 +56,14 @@ class RankSVMProblem:
     ``incidence`` is ``D`` (T × nQ) and ``equality`` the Q × T matrix of the equalities
     (``equality @ α = Σ_i β_i``); both sparse with two non-zeros per column/row of a pair.
     ``features`` (optional, n × d with ``features featuresᵀ = gram``: ``X`` for the linear kernel)
-    is a factor of the Gram matrix the solvers use when it is narrow (``"fast"`` reads its width).
+    is a factor of the Gram matrix (``"fast"`` reads its width); with features, ``gram`` may be
+    None and every product with K goes through the features (:meth:`kernel_times`).
 
     Parameters
     ----------
-    gram : array of shape (n, n)
-        Gram matrix K.
+    gram : array of shape (n, n) or None
+        Gram matrix K; None only with ``features`` (K = XXᵀ is then formed only when a solver asks
+        for :attr:`kernel_matrix`).
     pairs : RankingPairs
         Ranking pairs of the labels.
     C : float
@@ -71,7 +80,7 @@ class RankSVMProblem:
         A factor of the Gram matrix (``features featuresᵀ = gram``), e.g. X for the linear kernel.
     """
 
-    gram: np.ndarray
+    gram: np.ndarray | None
     pairs: RankingPairs
     C: float
     upper: np.ndarray = field(repr=False)
@@ -92,6 +101,44 @@ class RankSVMProblem:
     def n_pairs(self) -> int:
         return self.pairs.n_pairs
 
+    @cached_property
+    def kernel_matrix(self) -> np.ndarray:
+        """K itself: the Gram matrix, or ``XXᵀ`` formed from the features (after the memory check
+        of :mod:`mlsvm.kernels`) when the problem was built without it; for the solvers that read
+        K's columns."""
+        return self.gram if self.gram is not None else Kernel("linear")(self.features)
+
+    @cached_property
+    def kernel_diagonal(self) -> np.ndarray:
+        """``diag K`` (the squared row norms of the features when the problem has no Gram matrix)."""
+        if self.gram is not None:
+            return np.diag(self.gram).copy()
+        features = self.features
+        squares = features.multiply(features).sum(axis=1) if sp.issparse(features) else np.einsum("ij,ij->i", features, features)
+        return np.asarray(squares, dtype=np.float64).ravel()
+
+    def kernel_times(self, beta: np.ndarray) -> np.ndarray:
+        """``Kβ``: ``X(Xᵀβ)`` without a Gram matrix (``O(nnz(X)·Q)``), else the Gram matrix's product.
+
+        Parameters
+        ----------
+        beta : array of shape (n, Q)
+            The right-hand factor.
+        """
+        if self.gram is None:
+            return np.asarray(self.features @ np.asarray(self.features.T @ beta))
+        return self.gram @ beta
+
+    def weights(self, beta: np.ndarray) -> np.ndarray:
+        """``W = Xᵀβ`` (d × Q), the linear kernel's weights; needs the features.
+
+        Parameters
+        ----------
+        beta : array of shape (n, Q)
+            Coefficients over the training points.
+        """
+        return np.asarray(self.features.T @ beta)
+
     def scatter(self, alpha: np.ndarray) -> np.ndarray:
         """``β = scatter(α)``, shape (n, Q) (eq. (13))."""
         return (self.incidence.T @ alpha).reshape(self.n_samples, self.n_labels)
@@ -109,13 +156,14 @@ def make_problem(gram, Y, C: float, *, check_psd: bool = True, features=None) ->
     """Validate and build a :class:`RankSVMProblem`.
 
     Raises ``ValueError`` for ``C ≤ 0``, a Gram matrix that is not symmetric PSD beyond round-off
-    (:func:`mlsvm.kernels.check_gram`), a ``Y`` without any ranking pair, or ``features`` whose
-    number of rows is not the Gram matrix's.
+    (:func:`mlsvm.kernels.check_gram`), a ``Y`` without any ranking pair, ``features`` whose
+    number of rows is not the Gram matrix's, or ``gram=None`` without features.
 
     Parameters
     ----------
-    gram : array-like of shape (n, n)
-        Gram matrix K (symmetric PSD).
+    gram : array-like of shape (n, n) or None
+        Gram matrix K (symmetric PSD); None with the linear kernel's ``features`` (K = XXᵀ is then
+        not formed: memory ``O(nnz(X) + T + nQ)``).
     Y : array-like of shape (n, Q)
         Binary label indicator matrix; its ranking pairs define the problem.
     C : float
@@ -127,15 +175,20 @@ def make_problem(gram, Y, C: float, *, check_psd: bool = True, features=None) ->
         A factor of the Gram matrix (``features featuresᵀ = gram``), e.g. X for the linear kernel.
     """
     check_scalar(C, "C", low=0.0, low_open=True)
-    gram = check_gram(gram, "gram") if check_psd else np.asarray(gram, dtype=np.float64)
-    pairs = ranking_pairs(Y)
-    if pairs.n_samples != gram.shape[0]:
-        raise ValueError(f"Y has {pairs.n_samples} rows but the Gram matrix has {gram.shape[0]}")
+    if gram is None and features is None:
+        raise ValueError("gram may be None only with the linear kernel's features (K = XXᵀ)")
+    if gram is not None:
+        gram = check_gram(gram, "gram") if check_psd else np.asarray(gram, dtype=np.float64)
     if features is not None:   # a factor K = XXᵀ; a sparse X stays sparse (CSR)
         features = sp.csr_matrix(features, dtype=np.float64) if sp.issparse(features) else \
             np.asarray(features, dtype=np.float64)
-        if features.ndim != 2 or features.shape[0] != gram.shape[0]:
-            raise ValueError(f"features must have shape ({gram.shape[0]}, d); got {features.shape}")
+        if features.ndim != 2 or (gram is not None and features.shape[0] != gram.shape[0]):
+            n_rows = "n" if gram is None else gram.shape[0]
+            raise ValueError(f"features must have shape ({n_rows}, d); got {features.shape}")
+    n = features.shape[0] if gram is None else gram.shape[0]
+    pairs = ranking_pairs(Y)
+    if pairs.n_samples != n:
+        raise ValueError(f"Y has {pairs.n_samples} rows but the Gram matrix has {n}")
     q, T = pairs.n_labels, pairs.n_pairs
     incidence = pairs.gather_matrix("C")
     rows = np.repeat(np.arange(T), 2)
@@ -159,6 +212,14 @@ def center_biases(b: np.ndarray) -> np.ndarray:
 
 
 # ---- CVXPY ground truths ------------------------------------------------------------------
+def _factor(problem: RankSVMProblem) -> np.ndarray:
+    """A dense factor ``L`` with ``LLᵀ = K``: the features themselves when there is no Gram matrix."""
+    if problem.gram is None:
+        features = problem.features
+        return features.toarray() if sp.issparse(features) else features
+    return gram_factor(problem.gram)
+
+
 def cvxpy_primal(problem: RankSVMProblem):
     """CVXPY primal (Problem 8 with ½). ``w_k`` in the coordinates of a factor ``K = L Lᵀ``:
     ``V`` (r × Q), training scores ``F = L V + 1bᵀ``. Returns ``(cp.Problem, variables)``.
@@ -168,7 +229,7 @@ def cvxpy_primal(problem: RankSVMProblem):
     problem : RankSVMProblem
         The problem data (validated formulation object).
     """
-    factor = gram_factor(problem.gram)
+    factor = _factor(problem)
     V = cp.Variable((factor.shape[1], problem.n_labels))
     b = cp.Variable(problem.n_labels)
     xi = cp.Variable(problem.n_pairs)
@@ -191,7 +252,7 @@ def cvxpy_dual(problem: RankSVMProblem):
     problem : RankSVMProblem
         The Rank-SVM problem to build the dual of.
     """
-    factor = gram_factor(problem.gram)
+    factor = _factor(problem)
     alpha = cp.Variable(problem.n_pairs)
     beta = cp.reshape(problem.incidence.T @ alpha, (problem.n_samples, problem.n_labels), order="C")
     objective = 0.5 * cp.sum_squares(factor.T @ beta) - cp.sum(alpha)
@@ -248,7 +309,7 @@ def primal_objective(problem: RankSVMProblem, beta: np.ndarray, b: np.ndarray) -
     b : array of shape (Q,)
         Biases.
     """
-    kernel_beta = problem.gram @ beta
+    kernel_beta = problem.kernel_times(beta)
     margins = problem.gather(kernel_beta + np.asarray(b)[None, :])
     slack = np.maximum(0.0, 1.0 - margins)
     return float(0.5 * np.sum(beta * kernel_beta) + problem.upper @ slack)
@@ -278,6 +339,9 @@ def dual_objective(problem: RankSVMProblem, alpha: np.ndarray) -> float:
         Pair multipliers α_ikl.
     """
     beta = problem.scatter(alpha)
+    if problem.gram is None:   # βᵀKβ = ‖Xᵀβ‖²
+        weights = problem.weights(beta)
+        return float(alpha.sum() - 0.5 * np.sum(weights * weights))
     return float(alpha.sum() - 0.5 * np.sum(beta * (problem.gram @ beta)))
 
 
@@ -291,7 +355,7 @@ def dual_gradient(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
     alpha : array of shape (T,)
         Pair multipliers α_ikl.
     """
-    return problem.gather(problem.gram @ problem.scatter(alpha)) - 1.0
+    return problem.gather(problem.kernel_times(problem.scatter(alpha))) - 1.0
 
 
 def decision_function(beta: np.ndarray, b: np.ndarray, gram_test: np.ndarray) -> np.ndarray:
@@ -407,7 +471,7 @@ def restore_equalities(problem: RankSVMProblem, alpha: np.ndarray, slack: np.nda
 # ---- KKT residuals -------------------------------------------------------------------------
 def _operators(problem: RankSVMProblem):
     T = problem.n_pairs
-    hessian = LinearOperator((T, T), matvec=lambda v: problem.gather(problem.gram @ problem.scatter(np.ravel(v))),
+    hessian = LinearOperator((T, T), matvec=lambda v: problem.gather(problem.kernel_times(problem.scatter(np.ravel(v)))),
                              dtype=np.float64)
     return hessian, problem.equality
 
@@ -416,7 +480,7 @@ def kkt_residuals(problem: RankSVMProblem, alpha: np.ndarray, b: np.ndarray) -> 
     """Scaled KKT residuals (:func:`mlsvm.formulations.evaluation.qp_residuals`) of the dual QP at
     ``α`` with equality multipliers ``b``; the box multipliers are those stationarity implies,
     ``z = 1 − (margins + b_k − b_l)``, so a violated complementarity shows as ``complementarity``.
-    ``O(T + n²Q)`` memory: ``P`` is a LinearOperator.
+    ``O(T + n²Q)`` memory (``O(T + nnz(X) + nQ)`` without a Gram matrix): ``P`` is a LinearOperator.
 
     Parameters
     ----------
@@ -468,7 +532,12 @@ def evaluate(problem: RankSVMProblem, primal: dict, dual: dict | None = None) ->
             beta = coef_from_dual(problem, dual["alpha"])
         else:
             raise ValueError("evaluate needs primal['beta'] (or ['W'] with the linear kernel) or a dual point {'alpha'}")
-        scores, value = decision_function(beta, b, problem.gram), primal_objective(problem, beta, b)
+        if problem.gram is None:   # W = Xᵀβ: ½‖W‖² and the scores XW + 1bᵀ, no n × n matrix
+            W = problem.weights(beta)
+            scores = np.asarray(problem.features @ W) + b[None, :]
+            value = float(0.5 * np.sum(W * W) + problem.upper @ np.maximum(0.0, 1.0 - problem.gather(scores)))
+        else:
+            scores, value = decision_function(beta, b, problem.gram), primal_objective(problem, beta, b)
     evaluation = Evaluation(value, extra={"beta": beta, "b": b, "scores": scores})
     if dual is not None:
         alpha = np.asarray(dual["alpha"], dtype=np.float64)

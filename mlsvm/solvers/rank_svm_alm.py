@@ -47,6 +47,12 @@ ARMIJO = 1e-4
 RHO_CAP = 1e3
 #: outer iterations without the stopping value halving after which the ALM stops as stalled
 STALL_WINDOW = 10
+#: Jacobi-preconditioned CG in the Newton steps
+PRECONDITION = True
+#: CG iterations per Newton step at most
+CG_MAXITER = 100
+#: the proximal weight τ never falls below this multiple of mean(diag K)
+TAU_FLOOR = 1e-4
 
 
 class _AugmentedLagrangian:
@@ -60,7 +66,7 @@ class _AugmentedLagrangian:
     def kernel(self, beta):
         if self.factor is not None:
             return self.factor @ (self.factor.T @ beta)
-        return self.problem.gram @ beta
+        return self.problem.kernel_times(beta)
 
     def hessian_p(self, v):
         self.n_matvec += 1
@@ -69,7 +75,7 @@ class _AugmentedLagrangian:
     def set_center(self, nu, rho, tau, center):
         self.nu, self.rho, self.tau, self.center = nu, rho, tau, center
         # diag(P)_t = 2 K_ii (β of a unit pair is +1 at k, −1 at l); diag(AᵀA) = 2
-        self.hessian_diagonal = 2.0 * np.diag(self.problem.gram)[self.problem.pairs.instance] + 2.0 * rho + tau
+        self.hessian_diagonal = 2.0 * self.problem.kernel_diagonal[self.problem.pairs.instance] + 2.0 * rho + tau
 
     def gradient(self, alpha, p_alpha):
         """``∇L(α)`` given ``Pα``."""
@@ -112,9 +118,14 @@ def _projected_newton(lagrangian: _AugmentedLagrangian, alpha, p_alpha, upper, t
             return lagrangian.hessian(work)[free]
 
         direction = -gradient / diagonal
-        if free.size:   # H_FF is positive definite (τ > 0): CG to ‖r‖ ≤ min(0.1, measure)·‖rhs‖
+        if free.size:   # H_FF is positive definite (τ > 0): CG to ‖r‖ ≤ min(0.1, measure)·‖rhs‖,
+            # preconditioned by diag(H_FF) (Jacobi; the rows' norms K_ii vary by orders of magnitude
+            # on text data)
+            inverse = 1.0 / diagonal[free]
+            jacobi = LinearOperator((free.size, free.size), matvec=lambda v, inverse=inverse: inverse * np.ravel(v),
+                                    dtype=np.float64) if PRECONDITION else None
             direction[free] = cg(LinearOperator((free.size, free.size), matvec=restricted, dtype=np.float64),
-                                 -gradient[free], rtol=min(1e-1, measure), atol=0.0, maxiter=100)[0]
+                                 -gradient[free], rtol=min(1e-1, measure), atol=0.0, maxiter=CG_MAXITER, M=jacobi)[0]
         step = 1.0
         for _ in range(40):
             trial = np.clip(alpha + step * direction, 0.0, upper)
@@ -177,7 +188,7 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
     upper = problem.upper
     alpha = np.zeros(problem.n_pairs) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0.0, upper)
     lagrangian = _AugmentedLagrangian(problem, factor)
-    diagonal = float(np.mean(np.diag(problem.gram)))
+    diagonal = float(np.mean(problem.kernel_diagonal))
     rho, tau = max(diagonal, 1e-3), 1e-1 * max(diagonal, 1e-3)
     nu = np.zeros(problem.n_labels)
     scale = max(1.0, float(np.max(upper)))
@@ -222,7 +233,7 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
         if violation > 0.25 * previous_violation and rho < RHO_CAP * max(diagonal, 1e-3):
             rho *= 10.0
         previous_violation = violation
-        tau = max(0.1 * tau, 1e-4 * max(diagonal, 1e-3))
+        tau = max(0.1 * tau, TAU_FLOOR * max(diagonal, 1e-3))
         inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(gap), violation)), 1e-14)
     if stalled:
         warn_stalled("proximal ALM", STOP_RULE, stop_value, float("nan"), tol)

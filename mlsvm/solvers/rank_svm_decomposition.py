@@ -409,7 +409,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
     if not (isinstance(working_set_size, (int, np.integer)) and working_set_size >= 2):
         raise ValueError(f"working_set_size must be an integer ≥ 2; got {working_set_size!r}")
-    gram, pairs, n_labels = problem.gram, problem.pairs, problem.n_labels
+    gram, pairs, n_labels = problem.kernel_matrix, problem.pairs, problem.n_labels
     classes = _Classes(pairs.relevant, pairs.irrelevant, n_labels)
     order = classes.order                                       # internal arrays in class order
     instance, relevant, irrelevant = pairs.instance[order], pairs.relevant[order], pairs.irrelevant[order]

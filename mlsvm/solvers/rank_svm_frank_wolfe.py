@@ -69,7 +69,7 @@ def frank_wolfe(problem: RankSVMProblem, *, tol: float = 1e-3, max_iter: int = 1
     start = time.perf_counter()
     alpha = np.zeros(problem.n_pairs) if alpha0 is None else np.array(alpha0, dtype=np.float64)
     beta = problem.scatter(alpha)
-    kernel_beta = problem.gram @ beta
+    kernel_beta = problem.kernel_times(beta)
     history = {"primal": [], "dual": [], "stop_value": [], "fw_gap": [], "step": []}
     stop_value, converged, b = np.inf, False, np.zeros(problem.n_labels)
     for iteration in range(max_iter + 1):
@@ -91,7 +91,7 @@ def frank_wolfe(problem: RankSVMProblem, *, tol: float = 1e-3, max_iter: int = 1
         if converged or iteration == max_iter:
             break
         beta_direction = problem.scatter(direction)
-        kernel_direction = problem.gram @ beta_direction
+        kernel_direction = problem.kernel_times(beta_direction)
         curvature = float(np.sum(beta_direction * kernel_direction))
         step = 1.0 if curvature <= 0.0 else min(1.0, gap / curvature)
         history["step"].append(step)
