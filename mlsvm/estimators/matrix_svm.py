@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sklearn.utils.validation import check_is_fitted
-
-from mlsvm.data import check_X
-from mlsvm.estimators._base import KernelMultilabelEstimator, check_n_features
+from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import matrix_svm as formulation
 
 __all__ = ["MatrixSVM"]
@@ -91,12 +88,7 @@ class MatrixSVM(KernelMultilabelEstimator):
             self.coef_ = np.asarray(self.X_fit_.T @ self.dual_coef_)
 
     def _scores(self, X) -> np.ndarray:
-        if self.kernel != "linear":
-            return super()._scores(X)
-        check_is_fitted(self, "fit_report_")
-        X = check_X(X, "X")
-        check_n_features(self, X)
-        return np.asarray(X @ self.coef_) + self.intercept_
+        return self._linear_scores(X) if self.kernel == "linear" else super()._scores(X)
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return gram_test @ self.dual_coef_ + self.intercept_
