@@ -66,6 +66,10 @@ INCONSISTENT_TOL = 1e-7
 #: PDAS iterations per attempt (a label solve tries: warm PDAS, exact path-following from the
 #: last solved state, then LIBSVM at tol 1e-3 and RESTART_SVC_TOL as PDAS starts)
 PDAS_MAX_ITER = 40
+#: PDAS iterations of the first attempt at a new C_k from the last active set (when it fails there,
+#: exact path-following takes over; measured on yeast/linear: failed 40-iteration attempts were a
+#: quarter of the time)
+JUMP_MAX_ITER = 10
 RESTART_SVC_TOL = 1e-8
 #: exact path-following: breakpoints per label solve, and how far past a breakpoint (relative)
 #: the next set is confirmed; constraints whose breakpoint is this close (relative) to an
@@ -146,6 +150,7 @@ class _Label:
         self.status = None   # 0: β = 0, 1: free, 2: β = c
         self.c = None        # the C_k of the last solved state (None until a solve succeeds)
         self.flats = {}      # ‖w‖² value of every flat segment met -> (lo, hi, state)
+        self.visited = {}    # C_k -> active set, for the ends of the exact path-following walks
         # LIBSVM is slow and inaccurate at a large C (x·1e6 with a linear kernel is C·1e12 here):
         # start it at most at START_C and follow the path to c with warm PDAS solves
         self._initial(min(c, START_C))
@@ -161,8 +166,8 @@ class _Label:
                 self._start(start, tol=svc_tol)
                 if self._try(start):
                     return
-            if j == 0 and self._try_zero(c):
-                return
+                if j == 0 and svc_tol == 1e-3 and self._try_zero(c):
+                    return
         raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e} and below "
                             f"(no warm start)")
 
@@ -228,6 +233,10 @@ class _Label:
         M = np.empty((m, r + 1))
         M[:, :r] = L[free]
         M[:, r] = 1.0
+        if m <= r + 1:   # usually (free ≈ r on yeast): unique c_F when M has full row rank
+            unique = self._kkt_full_row_rank(M, free, q, g, c)
+            if unique is not None:
+                return unique
         U, sv, Vt = np.linalg.svd(M, full_matrices=m < r + 1)
         rank = int(np.sum(sv > RANK_TOL * sv[0])) if sv.size else 0
         Ur, svr, Vr, Vperp = U[:, :rank], sv[:rank], Vt[:rank], Vt[rank:].T
@@ -263,6 +272,35 @@ class _Label:
                 size[free] = np.abs(gradient)
                 self._box = (low, high, size)
         return p, q, bp, bq, rep
+
+    def _kkt_full_row_rank(self, M, free, q, g, c):
+        """The factor-mode KKT solution when ``M = [L_F, 1]`` has full row rank (checked by the
+        pivots of the Cholesky factor of ``M Mᵀ``): then the bordered system
+        ``[[L_F L_Fᵀ, 1], [1ᵀ, 0]]`` is nonsingular (its null vectors have ``Mᵀ c_F = 0``) and the
+        free coefficients are unique. An m × m solve instead of an SVD; None when the check fails."""
+        m, r = M.shape[0], M.shape[1] - 1
+        try:
+            chol = np.linalg.cholesky(M @ M.T)
+        except np.linalg.LinAlgError:
+            return None
+        pivots = np.diag(chol) ** 2
+        if pivots.min() < RANK_TOL ** 2 * max(pivots.max(), 1.0) * 1e4:
+            return None
+        LF = M[:, :r]
+        system = np.empty((m + 1, m + 1))
+        system[:m, :m] = LF @ LF.T
+        system[:m, m] = system[m, :m] = 1.0
+        system[m, m] = 0.0
+        rhs = np.zeros((m + 1, 2))
+        rhs[:m, 0] = self.y[free]
+        rhs[:m, 1] = -(LF @ g)
+        rhs[m, 1] = -q.sum()
+        solution = np.linalg.solve(system, rhs)
+        p = np.zeros(self.n)
+        q = q.copy()
+        p[free], q[free] = solution[:m, 0], solution[:m, 1]
+        self._box = None
+        return p, q, float(solution[m, 0]), float(solution[m, 1]), None
 
     @staticmethod
     def _representative(rep, c):
@@ -314,7 +352,7 @@ class _Label:
                 + np.where(enter, np.abs(margin - 1.0), 0.0)
         return low, high, enter, margin, size
 
-    def _pdas(self, c, status):
+    def _pdas(self, c, status, max_iter=PDAS_MAX_ITER):
         """Primal–dual active set iterations from ``status``; returns the solved status or None.
 
         Full PDAS swaps every violator at once (fast from a warm start, but it can cycle on
@@ -323,7 +361,7 @@ class _Label:
         number of violators stops falling it returns to the best set met and swaps only the largest
         violation per step."""
         best, best_status, single = np.inf, status, False
-        for _ in range(PDAS_MAX_ITER):
+        for _ in range(max_iter):
             if not np.any(status == 1):   # the bias needs a free equation: the point nearest the margin
                 scores = self.gram @ np.where(status == 2, c * self.y, 0.0)
                 margin = self.y * (scores + formulation.optimal_bias(scores, self.y))
@@ -359,12 +397,12 @@ class _Label:
         low, high, enter, _, _ = self._violations(status, path, c)
         if low.any() or high.any() or enter.any():
             return False
-        self._set(c, status, path)
+        self._set(c, status, path, zero=True)
         return True
 
-    def _try(self, c):
+    def _try(self, c, max_iter=PDAS_MAX_ITER):
         """PDAS at ``c`` from the current active set; on success the label's state moves to ``c``."""
-        status, path = self._pdas(c, self.status.copy())
+        status, path = self._pdas(c, self.status.copy(), max_iter)
         if status is None:
             return False
         self._set(c, status, path)
@@ -376,11 +414,18 @@ class _Label:
         active set at c (default tol, then RESTART_SVC_TOL). (Measured on yeast/linear, rank 103:
         from a warm start PDAS converges for steps of a few % in C_k only — the path has hundreds of
         breakpoints there.)"""
-        if self._try(c):
+        if self._try(c, JUMP_MAX_ITER):
             return
         warm = (self.status.copy(), self.c)
-        if self.c is not None and self._walk(c):
-            return
+        if self.c is not None:
+            # walk from the solved state nearest to c (the outer iterations revisit C-ranges)
+            nearest = min(self.visited, key=lambda known: abs(np.log(known / c)), default=self.c)
+            if abs(np.log(nearest / c)) < abs(np.log(self.c / c)):
+                state = self.visited[nearest]
+                self._set(nearest, state, self._kkt(state, nearest))
+            if self._walk(c):
+                self.visited[c] = self.status
+                return
         for svc_tol in (1e-3, RESTART_SVC_TOL):
             self._start(c, tol=svc_tol)
             if self._try(c):
@@ -409,9 +454,13 @@ class _Label:
             self._set(step, found, path)
         return False
 
-    def _set(self, c, status, path):
+    def _set(self, c, status, path, zero=False):
+        """Make ``(status, path)`` the label's state at ``c``: its norm model, its C-interval and
+        breakpoint events; ``zero``: the set of an optimal ``w = 0`` (optimal at every C, so its
+        range is (0, ∞) without the flat-range LPs)."""
         self.status, self.c = status, c
         self.p, self.q, self.bp, self.bq, self.rep = path
+        self._fraction_cache = {}
         Kp, Kq = self._products(self.p, self.q)
         self.A, self.B, self.D = float(self.p @ Kp), float(self.p @ Kq), float(self.q @ Kq)
         # flat segment: the slope is in the kernel's null space (Kq = 0 and bq = 0: ‖w‖² and the
@@ -419,7 +468,11 @@ class _Label:
         # (valid up to c = ∞: the hinge loss's minimum-norm minimiser)
         size = max(1.0, np.abs(self.q).max())
         self.flat = bool(np.abs(Kq).max() <= NULL_TOL * size and abs(self.bq) <= NULL_TOL * size)
-        if self.flat and self.rep is not None:
+        if zero:
+            self.flat = True
+            self.lo, self.hi, self.terminal = 0.0, np.inf, True
+            self._events_lo, self._events_hi = [], []
+        elif self.flat and self.rep is not None:
             # non-unique free coefficients on a flat segment: its c-range is where some free
             # coefficients fit the box (two LPs), terminal when that range is unbounded
             self.lo, self.hi = self._flat_range(c)
@@ -461,7 +514,7 @@ class _Label:
     def restore_flat(self, value):
         """Back to the recorded flat segment with ‖w‖² = value; returns its μ-range bounds in c."""
         c, status, path, lo, hi, terminal = self.flats[value][2]
-        self._set(c, status, path)
+        self._set(c, status, path, zero=self.flats[value][1] == np.inf and lo == 0.0)
         return self.flats[value][:2]
 
     def _interval(self, c, Kp, Kq):
@@ -558,8 +611,11 @@ class _Label:
         w and b do not depend on that choice."""
         if self.rep is not None:
             free = self.rep[0]
-            fraction = (self.status == 2).astype(float)
-            fraction[free] = self._representative(self.rep, c)[0]
+            if c not in self._fraction_cache:
+                fraction = (self.status == 2).astype(float)
+                fraction[free] = self._representative(self.rep, c)[0]
+                self._fraction_cache = {c: fraction}
+            fraction = self._fraction_cache[c].copy()
             if np.isinf(c) or self.flat:
                 return self.p.copy(), self.bp, fraction
             return self.p + c * self.q, self.bp + c * self.bq, fraction
