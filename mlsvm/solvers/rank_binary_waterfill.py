@@ -295,7 +295,12 @@ class _Label:
         rhs[:m, 0] = self.y[free]
         rhs[:m, 1] = -(LF @ g)
         rhs[m, 1] = -q.sum()
-        solution = np.linalg.solve(system, rhs)
+        try:
+            solution = np.linalg.solve(system, rhs)
+        except np.linalg.LinAlgError:
+            return None
+        if not (np.all(np.isfinite(solution)) and np.allclose(system @ solution, rhs, rtol=1e-9, atol=1e-9)):
+            return None
         p = np.zeros(self.n)
         q = q.copy()
         p[free], q[free] = solution[:m, 0], solution[:m, 1]
@@ -312,6 +317,18 @@ class _Label:
         target = zeta[:, 1] if np.isinf(c) else zeta[:, 0] / c + zeta[:, 1]
         theta = np.clip(lsq_linear(A, target, bounds=(0.0, 1.0), method="bvls").x, 0.0, 1.0)
         residual = A @ theta - target
+        inside = (theta > 0.0) & (theta < 1.0)
+        if np.any(inside):   # polish: BVLS stops at its own tolerance; refit the interior exactly
+            for _ in range(2):
+                step = np.linalg.lstsq(A[:, inside], -residual, rcond=None)[0]
+                polished = theta.copy()
+                polished[inside] += step
+                if polished.min() < 0.0 or polished.max() > 1.0:
+                    break
+                new_residual = A @ polished - target
+                if np.linalg.norm(new_residual) >= np.linalg.norm(residual):
+                    break
+                theta, residual = polished, new_residual
         if np.linalg.norm(residual) <= REPRESENTATIVE_TOL * (1.0 + np.linalg.norm(target)):
             return theta, None
         return theta, residual
@@ -543,8 +560,9 @@ class _Label:
         lo = np.max(limit[s > 0], initial=0.0)
         hi = np.min(limit[s < 0], initial=np.inf)
         near = EVENT_RTOL * max(abs(lo), abs(hi) if np.isfinite(hi) else 0.0, c)
-        at_lo = (s > 0) & (np.abs(limit - lo) <= near)
-        at_hi = (s < 0) & (np.abs(limit - hi) <= near)
+        with np.errstate(invalid="ignore"):
+            at_lo = (s > 0) & (np.abs(limit - lo) <= near)
+            at_hi = (s < 0) & np.isfinite(hi) & (np.abs(limit - hi) <= near)
         self._events_lo = list(zip(index[at_lo], target[at_lo]))
         self._events_hi = list(zip(index[at_hi], target[at_hi]))
         return min(lo, c), max(hi, c)
