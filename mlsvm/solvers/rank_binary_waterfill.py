@@ -75,12 +75,14 @@ RESTART_SVC_TOL = 1e-8
 #: the next set is confirmed; constraints whose breakpoint is this close (relative) to an
 #: interval's end are its events
 WALK_MAX_STEPS = 5000
-WALK_STEP = 1e-7
+WALK_STEPS = (1e-7, 1e-10, 1e-5, 1e-3)
 EVENT_RTOL = 1e-12
 #: largest C_k (scaled Gram, max diag 1) LIBSVM starts a label at
 START_C = 10.0
 #: when PDAS from LIBSVM fails there, the first solve is tried at START_C · START_SHRINK^j, j < START_TRIES
 START_SHRINK = 0.1
+#: a LIBSVM margin within this (relative) distance of 1 starts as free in the margin-based start
+MARGIN_START_TOL = 1e-6
 START_TRIES = 5
 #: label root search: largest factor C_k moves in one step, and its iteration cap
 MAX_STEP_FACTOR = 1e2
@@ -166,6 +168,9 @@ class _Label:
                 self._start(start, tol=svc_tol)
                 if self._try(start):
                     return
+                self.status = self._margin_status
+                if self._try(start):
+                    return
                 if j == 0 and svc_tol == 1e-3 and self._try_zero(c):
                     return
         raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e} and below "
@@ -179,6 +184,11 @@ class _Label:
         beta = np.zeros(self.n)
         beta[model.support_] = np.abs(model.dual_coef_.ravel())
         self.status = np.where(beta <= 1e-8 * c, 0, np.where(beta >= c * (1 - 1e-8), 2, 1)).astype(np.int8)
+        # the same solution's sets read from its margins instead (an inexact dual puts many points
+        # strictly inside the box; its margins are often the better guess): tried when β's fail
+        margin = self.y * model.decision_function(self.gram)
+        spread = MARGIN_START_TOL * max(1.0, np.abs(margin).max())
+        self._margin_status = np.where(margin > 1 + spread, 0, np.where(margin < 1 - spread, 2, 1)).astype(np.int8)
 
     def _kkt(self, status, c):
         """Affine KKT solution for the active set: ``(p, q, bp, bq, rep)`` with free equations
@@ -464,9 +474,14 @@ class _Label:
             status = self.status.copy()
             for index, moved in (self._events_hi if up else self._events_lo):
                 status[index] = moved
-            step = min(c, edge * (1 + WALK_STEP)) if up else max(c, edge * (1 - WALK_STEP))
-            found, path = self._pdas(step, status)
-            if found is None:
+            # just past the breakpoint; when PDAS does not confirm a set there (ties, round-off at a
+            # large C_k: emotions/raw categorical codes at C_k ≈ 1e5), nearer and farther steps
+            for relative in WALK_STEPS:
+                step = min(c, edge * (1 + relative)) if up else max(c, edge * (1 - relative))
+                found, path = self._pdas(step, status)
+                if found is not None:
+                    break
+            else:
                 return False
             self._set(step, found, path)
         return False
