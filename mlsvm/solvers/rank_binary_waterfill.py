@@ -36,6 +36,15 @@ residual of :func:`~mlsvm.formulations.rank_binary.kkt_residuals` ≤ tol (both 
 Reaching ``max_iter`` or a failed label solve returns the best iterate with a ConvergenceWarning.
 At any iterate ``P − D = t (1 − Σμ)²`` (exact label solves), so the gap closes quadratically in S.
 
+Rank-deficient Gram (factor mode; a linear kernel with n > d + 1, duplicated rows): when a
+pivoted-Cholesky factor ``K ≈ L Lᵀ`` with few columns exists, every label works in its coordinates.
+For a fixed active set ``w = Lᵀc`` and ``b`` stay unique and affine in C_k (so the norm model and the
+water-filling argument are unchanged) while the free coefficients form an affine set: they are
+unique when ``[L_F, 1]`` has full row rank, else a box-feasible representative is picked by bounded
+least squares (and on a flat segment its C-range comes from two LPs). Between breakpoints the path
+is followed exactly (one breakpoint's events at a time, confirmed by PDAS); labels whose optimal w
+is 0 are recognised by one exact KKT check (docs/rank_binary.md, "Factor mode").
+
 The Gram matrix is scaled internally by ``κ = max diag K`` (so that ``X · 1e6`` works in the same
 numbers); results are returned in the problem's own units.
 """
