@@ -36,6 +36,15 @@ residual of :func:`~mlsvm.formulations.rank_binary.kkt_residuals` ≤ tol (both 
 Reaching ``max_iter`` or a failed label solve returns the best iterate with a ConvergenceWarning.
 At any iterate ``P − D = t (1 − Σμ)²`` (exact label solves), so the gap closes quadratically in S.
 
+Rank-deficient Gram (factor mode; a linear kernel with n > d + 1, duplicated rows): when a
+pivoted-Cholesky factor ``K ≈ L Lᵀ`` with few columns exists, every label works in its coordinates.
+For a fixed active set ``w = Lᵀc`` and ``b`` stay unique and affine in C_k (so the norm model and the
+water-filling argument are unchanged) while the free coefficients form an affine set: they are
+unique when ``[L_F, 1]`` has full row rank, else a box-feasible representative is picked by bounded
+least squares (and on a flat segment its C-range comes from two LPs). Between breakpoints the path
+is followed exactly (one breakpoint's events at a time, confirmed by PDAS); labels whose optimal w
+is 0 are recognised by one exact KKT check (docs/rank_binary.md, "Factor mode").
+
 The Gram matrix is scaled internally by ``κ = max diag K`` (so that ``X · 1e6`` works in the same
 numbers); results are returned in the problem's own units.
 """
@@ -46,10 +55,12 @@ import time
 import warnings
 
 import numpy as np
+from scipy.optimize import linprog, lsq_linear
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from mlsvm.formulations import rank_binary as formulation
+from mlsvm.kernels import gram_factor
 from mlsvm.solvers.result import SolverResult, relative_gap
 
 __all__ = ["solve_rank_binary_waterfill"]
@@ -61,18 +72,73 @@ MARGIN_TOL = 1e-9
 #: a free point's margin this far from 1 means the free equations were inconsistent (not round-off:
 #: an ill-conditioned K_FF leaves ~3e-10 on yeast/linear)
 INCONSISTENT_TOL = 1e-7
-#: PDAS iterations per attempt (a label solve tries: warm PDAS, LIBSVM at tol 1e-3 then
-#: RESTART_SVC_TOL as PDAS starts, then up to PATH_STEPS shortened path-following steps)
+#: PDAS iterations per attempt (a label solve tries: warm PDAS, exact path-following from the
+#: last solved state, then LIBSVM at tol 1e-3 and RESTART_SVC_TOL as PDAS starts)
 PDAS_MAX_ITER = 40
+#: PDAS iterations of the first attempt at a new C_k from the last active set (when it fails there,
+#: exact path-following takes over; measured on yeast/linear: failed 40-iteration attempts were a
+#: quarter of the time)
+JUMP_MAX_ITER = 10
 RESTART_SVC_TOL = 1e-8
-PATH_STEPS = 12
+#: exact path-following: breakpoints per label solve, and how far past a breakpoint (relative)
+#: the next set is confirmed; constraints whose breakpoint is this close (relative) to an
+#: interval's end are its events
+WALK_MAX_STEPS = 5000
+WALK_STEPS = (1e-7, 1e-10, 1e-5, 1e-3)
+EVENT_RTOL = 1e-12
 #: largest C_k (scaled Gram, max diag 1) LIBSVM starts a label at
 START_C = 10.0
+#: when PDAS from LIBSVM fails there, the first solve is tried at START_C · START_SHRINK^j, j < START_TRIES
+START_SHRINK = 0.1
+#: a LIBSVM margin within this (relative) distance of 1 starts as free in the margin-based start
+MARGIN_START_TOL = 1e-6
+START_TRIES = 5
 #: label root search: largest factor C_k moves in one step, and its iteration cap
 MAX_STEP_FACTOR = 1e2
+#: label root search: the factor C_k moves by when the local model has no root ahead and the
+#: root is not bracketed yet
+SEARCH_FACTOR = 4.0
 LABEL_MAX_STEPS = 200
 #: the path's slope q is in the kernel's null space when ‖Kq‖∞ ≤ NULL_TOL ‖q‖∞ (K scaled to max diag 1)
 NULL_TOL = 1e-9
+#: factor mode (rank-deficient Gram): singular values of the free points' [L_F, 1] below this
+#: fraction of the largest count as 0; a box-feasible representative of the free coefficients must
+#: reproduce the free equations' right-hand side to this relative residual
+RANK_TOL = 1e-10
+REPRESENTATIVE_TOL = 1e-9
+#: factor mode is used when the Gram matrix's numerical rank is at most this fraction of n (below
+#: it every free-set system is (r+1)-sized; above it the dense systems are no larger)
+LOW_RANK_FRACTION = 0.5
+#: eigenvalues of the scaled Gram matrix below this fraction of the largest are dropped from the
+#: lazily computed eigen-factor (the round-off eigenvalues of a linear kernel's X Xᵀ reach ~n·eps)
+FACTOR_RTOL = 1e-10
+#: the pivoted-Cholesky factor tried first: at most LOW_RANK_MAX columns, residual ≤ FACTOR_TOL
+#: (scaled Gram, max diag 1; a margin then moves by at most FACTOR_TOL·‖c‖₁)
+LOW_RANK_MAX = 400
+FACTOR_TOL = 1e-13
+
+
+def _low_rank_factor(gram, max_rank, tol):
+    """``L`` (n × r) with ``‖K − L Lᵀ‖_max ≤ tol`` by pivoted Cholesky, or None when that needs
+    more than ``max_rank`` columns. (K PSD: the residual is PSD, so its largest entry is its
+    largest diagonal entry, the stopping quantity.) Cost O(n r²)."""
+    n = gram.shape[0]
+    residual = np.array(np.diag(gram), dtype=float)
+    columns = []
+    for _ in range(min(int(max_rank), n) + 1):
+        pivot = int(np.argmax(residual))
+        if residual[pivot] <= tol:
+            return np.column_stack(columns) if columns else np.zeros((n, 1))
+        if len(columns) == max_rank:
+            return None
+        column = np.array(gram[:, pivot], dtype=float)
+        for previous in columns:
+            column -= previous * previous[pivot]
+        column /= np.sqrt(residual[pivot])
+        columns.append(column)
+        residual -= column * column
+        residual[pivot] = 0.0
+    return None
 
 
 class _InnerFailure(RuntimeError):
@@ -85,17 +151,39 @@ class _Label:
     After :meth:`solve` at ``c``: signed coefficients ``p + c q`` and bias ``bp + c bq`` (``q`` the
     path's slope), valid for ``c`` in ``[lo, hi]``; the norm ``‖w‖² = A + 2Bc + Dc²`` there."""
 
-    def __init__(self, gram, y, c):
+    def __init__(self, gram, y, c, factor=None, low_rank=None):
         self.gram, self.y, self.n = gram, y, y.size
+        # factor mode: ``low_rank`` (K ≈ L Lᵀ) from the start, or ``factor()`` returns a low-rank L
+        # (or None) the first time a dense free-set system is singular
+        self._factor_fn, self.factor = factor, low_rank
+        self._box = None     # factor mode: box infeasibility of the last free set (masks, sizes)
+        self._rep = None     # factor mode: data to pick box-feasible free coefficients at any c
         self.status = None   # 0: β = 0, 1: free, 2: β = c
         self.c = None        # the C_k of the last solved state (None until a solve succeeds)
         self.flats = {}      # ‖w‖² value of every flat segment met -> (lo, hi, state)
+        self.visited = {}    # C_k -> active set, for the ends of the exact path-following walks
         # LIBSVM is slow and inaccurate at a large C (x·1e6 with a linear kernel is C·1e12 here):
         # start it at most at START_C and follow the path to c with warm PDAS solves
-        self._start(min(c, START_C), tol=1e-3)
-        if c > START_C:
-            self.solve(START_C)
+        self._initial(min(c, START_C))
         self.solve(c)
+
+    def _initial(self, c):
+        """A first solved state: PDAS from LIBSVM's active set at c, else at smaller C (PDAS from
+        LIBSVM fails on some labels of yeast/linear at C = 10, where the set is far from LIBSVM's
+        tol-1e-3 one; at a smaller C fewer points are free), from which :meth:`solve` walks the
+        exact path up to c."""
+        for j, start in enumerate(c * START_SHRINK ** np.arange(START_TRIES)):
+            for svc_tol in (1e-3, RESTART_SVC_TOL):
+                self._start(start, tol=svc_tol)
+                if self._try(start):
+                    return
+                self.status = self._margin_status
+                if self._try(start):
+                    return
+                if j == 0 and svc_tol == 1e-3 and self._try_zero(c):
+                    return
+        raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e} and below "
+                            f"(no warm start)")
 
     def _start(self, c, tol):
         """Active set from LIBSVM (scikit-learn's SVC) at ``c``: a warm start for PDAS."""
@@ -105,10 +193,18 @@ class _Label:
         beta = np.zeros(self.n)
         beta[model.support_] = np.abs(model.dual_coef_.ravel())
         self.status = np.where(beta <= 1e-8 * c, 0, np.where(beta >= c * (1 - 1e-8), 2, 1)).astype(np.int8)
+        # the same solution's sets read from its margins instead (an inexact dual puts many points
+        # strictly inside the box; its margins are often the better guess): tried when β's fail
+        margin = self.y * model.decision_function(self.gram)
+        spread = MARGIN_START_TOL * max(1.0, np.abs(margin).max())
+        self._margin_status = np.where(margin > 1 + spread, 0, np.where(margin < 1 - spread, 2, 1)).astype(np.int8)
 
-    def _kkt(self, status):
-        """Affine KKT solution for the active set: ``(p, q, bp, bq)`` with free equations
-        ``K_FF c_F + b = y_F − K_FU c_U``, ``Σ_F c_F = −Σ_U c_U`` and ``c_U = c y_U``."""
+    def _kkt(self, status, c):
+        """Affine KKT solution for the active set: ``(p, q, bp, bq, rep)`` with free equations
+        ``K_FF c_F + b = y_F − K_FU c_U``, ``Σ_F c_F = −Σ_U c_U`` and ``c_U = c y_U`` (``rep`` is None
+        here; factor mode: :meth:`_kkt_factor`)."""
+        if self.factor is not None:
+            return self._kkt_factor(status, c)
         free = np.flatnonzero(status == 1)
         upper = status == 2
         q = np.where(upper, self.y, 0.0)
@@ -128,14 +224,150 @@ class _Label:
         except np.linalg.LinAlgError:
             ok = False
         if not ok:   # singular (linear kernel with more free points than rank, duplicates)
+            if self._factor_fn is not None:
+                self.factor = self._factor_fn()
+                if self.factor is not None:   # a low-rank Gram: factor mode from now on
+                    return self._kkt_factor(status, c)
             solution = np.linalg.lstsq(system, rhs, rcond=None)[0]
         p[free], q[free] = solution[:m, 0], solution[:m, 1]
-        return p, q, float(solution[m, 0]), float(solution[m, 1])
+        self._box = None
+        return p, q, float(solution[m, 0]), float(solution[m, 1]), None
 
-    def _violations(self, status, p, q, bp, bq, c):
+    def _kkt_factor(self, status, c):
+        """Factor mode (``K = L Lᵀ``, L n × r): the same affine KKT solution, every system (r+1)-sized.
+
+        With ``M = [L_F, 1]`` the free equations read ``M ẑ = y_F − c L_F g`` for ``ẑ = (u; b)``,
+        ``u = L_Fᵀ c_F`` (``g = L_Uᵀ y_U``), and ``ζ = (u; Σ_F c_F)`` must lie in the range of ``Mᵀ``
+        (the ``c_F`` exist). Their solution set in ``c_F`` is affine: ``w = Lᵀc`` and ``b`` are unique
+        (consistent equations), the free coefficients are not once ``rank M < |F|``; ``p``, ``q`` are
+        the minimum-norm ones and :meth:`_representative` picks box-feasible ones (p shifted by a
+        null vector of ``Mᵀ``, which changes neither w nor b nor the sum constraint)."""
+        L, y = self.factor, self.y
+        r = L.shape[1]
+        free = np.flatnonzero(status == 1)
+        q = np.where(status == 2, y, 0.0)
+        p = np.zeros(self.n)
+        g = L.T @ q
+        m = free.size
+        M = np.empty((m, r + 1))
+        M[:, :r] = L[free]
+        M[:, r] = 1.0
+        if m <= r + 1:   # usually (free ≈ r on yeast): unique c_F when M has full row rank
+            unique = self._kkt_full_row_rank(M, free, q, g, c)
+            if unique is not None:
+                return unique
+        U, sv, Vt = np.linalg.svd(M, full_matrices=m < r + 1)
+        rank = int(np.sum(sv > RANK_TOL * sv[0])) if sv.size else 0
+        Ur, svr, Vr, Vperp = U[:, :rank], sv[:rank], Vt[:rank], Vt[rank:].T
+        f = np.column_stack([y[free], -(L[free] @ g)])
+        h = np.array([0.0, -q.sum()])
+        z = Vr.T @ ((Ur.T @ f) / svr[:, None])          # least-squares ẑ (exact when consistent)
+        if Vperp.shape[1]:   # M singular: ẑ + Vperp a, with ζ ⊥ null(M) fixing a
+            E = np.ones(r + 1)
+            E[r] = 0.0
+            shift = E[:, None] * z
+            shift[r] += h
+            a = np.linalg.lstsq(Vperp.T @ (E[:, None] * Vperp), -(Vperp.T @ shift), rcond=None)[0]
+            z = z + Vperp @ a
+        zeta = z.copy()
+        zeta[r] = h
+        coef = Ur @ ((Vr @ zeta) / svr[:, None])       # minimum-norm c_F with Mᵀ c_F = ζ
+        p[free], q[free] = coef[:, 0], coef[:, 1]
+        bp, bq = float(z[r, 0]), float(z[r, 1])
+        self._box = None
+        rep = None
+        if rank < m:   # non-unique free coefficients: a box-feasible one at c, if there is one
+            rep = (free, (M * y[free][:, None]).T, zeta)
+            theta, residual = self._representative(rep, c)
+            if residual is None:
+                p[free] = y[free] * theta * c - c * q[free]
+            else:   # no free coefficients in the box: the bounds the least-squares fit presses on
+                gradient = rep[1].T @ residual
+                low = np.zeros(self.n, bool)
+                high = np.zeros(self.n, bool)
+                low[free] = (theta <= 0.0) & (gradient > 0)
+                high[free] = (theta >= 1.0) & (gradient < 0)
+                size = np.zeros(self.n)
+                size[free] = np.abs(gradient)
+                self._box = (low, high, size)
+        return p, q, bp, bq, rep
+
+    def _kkt_full_row_rank(self, M, free, q, g, c):
+        """The factor-mode KKT solution when ``M = [L_F, 1]`` has full row rank (checked by the
+        pivots of the Cholesky factor of ``M Mᵀ``): then the bordered system
+        ``[[L_F L_Fᵀ, 1], [1ᵀ, 0]]`` is nonsingular (its null vectors have ``Mᵀ c_F = 0``) and the
+        free coefficients are unique. An m × m solve instead of an SVD; None when the check fails."""
+        m, r = M.shape[0], M.shape[1] - 1
+        try:
+            chol = np.linalg.cholesky(M @ M.T)
+        except np.linalg.LinAlgError:
+            return None
+        pivots = np.diag(chol) ** 2
+        if pivots.min() < RANK_TOL ** 2 * max(pivots.max(), 1.0) * 1e4:
+            return None
+        LF = M[:, :r]
+        system = np.empty((m + 1, m + 1))
+        system[:m, :m] = LF @ LF.T
+        system[:m, m] = system[m, :m] = 1.0
+        system[m, m] = 0.0
+        rhs = np.zeros((m + 1, 2))
+        rhs[:m, 0] = self.y[free]
+        rhs[:m, 1] = -(LF @ g)
+        rhs[m, 1] = -q.sum()
+        try:
+            solution = np.linalg.solve(system, rhs)
+        except np.linalg.LinAlgError:
+            return None
+        if not (np.all(np.isfinite(solution)) and np.allclose(system @ solution, rhs, rtol=1e-9, atol=1e-9)):
+            return None
+        p = np.zeros(self.n)
+        q = q.copy()
+        p[free], q[free] = solution[:m, 0], solution[:m, 1]
+        self._box = None
+        return p, q, float(solution[m, 0]), float(solution[m, 1]), None
+
+    @staticmethod
+    def _representative(rep, c):
+        """Free coefficients ``β_F = c θ``, ``θ ∈ [0, 1]``, with ``Mᵀ(y_F∘β_F) = ζ_p + c ζ_q`` (``c = ∞``:
+        the limit ``Mᵀ(y_F∘θ) = ζ_q``), by bounded-variable least squares (an active-set method, exact
+        to round-off when the box meets the affine set). Returns ``(θ, None)`` when it does, else
+        ``(θ, residual)``."""
+        free, A, zeta = rep
+        target = zeta[:, 1] if np.isinf(c) else zeta[:, 0] / c + zeta[:, 1]
+        theta = np.clip(lsq_linear(A, target, bounds=(0.0, 1.0), method="bvls").x, 0.0, 1.0)
+        residual = A @ theta - target
+        inside = (theta > 0.0) & (theta < 1.0)
+        if np.any(inside):   # polish: BVLS stops at its own tolerance; refit the interior exactly
+            for _ in range(2):
+                step = np.linalg.lstsq(A[:, inside], -residual, rcond=None)[0]
+                polished = theta.copy()
+                polished[inside] += step
+                if polished.min() < 0.0 or polished.max() > 1.0:
+                    break
+                new_residual = A @ polished - target
+                if np.linalg.norm(new_residual) >= np.linalg.norm(residual):
+                    break
+                theta, residual = polished, new_residual
+        if np.linalg.norm(residual) <= REPRESENTATIVE_TOL * (1.0 + np.linalg.norm(target)):
+            return theta, None
+        return theta, residual
+
+    def _products(self, p, q):
+        """``K p`` and ``K q`` (through the factor in factor mode)."""
+        if self.factor is not None:
+            L = self.factor
+            return L @ (L.T @ p), L @ (L.T @ q)
+        return self.gram @ p, self.gram @ q
+
+    def _violations(self, status, path, c):
+        p, q, bp, bq, _ = path
         coef = p + c * q
         beta = self.y * coef
-        margin = self.y * (self.gram @ coef + bp + c * bq)
+        if self.factor is not None:
+            scores = self.factor @ (self.factor.T @ coef)
+        else:
+            scores = self.gram @ coef
+        margin = self.y * (scores + bp + c * bq)
         # a free point off its margin: the free equations were inconsistent (a singular K_FF, e.g. a
         # linear kernel with more free points than its rank + 1; lstsq then fits them only in least
         # squares): it leaves F for the bound its margin asks for
@@ -144,9 +376,19 @@ class _Label:
         high = (status == 1) & ((beta > c * (1 + BOUND_TOL)) | (off & (margin < 1.0)))
         enter_low = (status == 0) & (margin < 1 - MARGIN_TOL)
         enter_high = (status == 2) & (margin > 1 + MARGIN_TOL)
-        return low, high, enter_low | enter_high, margin
+        enter = enter_low | enter_high
+        size = np.where(low | high, np.maximum(np.maximum(-beta / c, beta / c - 1.0),
+                                               np.abs(margin - 1.0) * off), 0.0) \
+            + np.where(enter, np.abs(margin - 1.0), 0.0)
+        if self._box is not None:   # factor mode, no box-feasible free coefficients
+            box_low, box_high, box_size = self._box
+            low = (status == 1) & ((off & (margin > 1.0)) | (box_low & ~off))
+            high = (status == 1) & ((off & (margin < 1.0)) | (box_high & ~off))
+            size = np.where(off, np.abs(margin - 1.0), np.where(low | high, box_size, 0.0)) \
+                + np.where(enter, np.abs(margin - 1.0), 0.0)
+        return low, high, enter, margin, size
 
-    def _pdas(self, c, status):
+    def _pdas(self, c, status, max_iter=PDAS_MAX_ITER):
         """Primal–dual active set iterations from ``status``; returns the solved status or None.
 
         Full PDAS swaps every violator at once (fast from a warm start, but it can cycle on
@@ -155,82 +397,133 @@ class _Label:
         number of violators stops falling it returns to the best set met and swaps only the largest
         violation per step."""
         best, best_status, single = np.inf, status, False
-        for _ in range(PDAS_MAX_ITER):
+        for _ in range(max_iter):
             if not np.any(status == 1):   # the bias needs a free equation: the point nearest the margin
                 scores = self.gram @ np.where(status == 2, c * self.y, 0.0)
                 margin = self.y * (scores + formulation.optimal_bias(scores, self.y))
                 status[np.argmin(np.abs(margin - 1.0))] = 1
-            p, q, bp, bq = self._kkt(status)
-            low, high, enter, margin = self._violations(status, p, q, bp, bq, c)
+            path = self._kkt(status, c)
+            low, high, enter, margin, size = self._violations(status, path, c)
             count = low.sum() + high.sum() + enter.sum()
             if count == 0:
-                return status, (p, q, bp, bq)
+                return status, path
             if count < best:
                 best, best_status = count, status
             elif not single:   # no progress: back to the best set, one swap per step from now on
                 single, status = True, best_status
-                p, q, bp, bq = self._kkt(status)
-                low, high, enter, margin = self._violations(status, p, q, bp, bq, c)
+                path = self._kkt(status, c)
+                low, high, enter, margin, size = self._violations(status, path, c)
             status = status.copy()
             if single:
-                beta = self.y * (p + c * q)
-                size = np.where(low | high, np.maximum(np.maximum(-beta / c, beta / c - 1.0),
-                                                       np.abs(margin - 1.0) * (status == 1) * (np.abs(margin - 1.0) > INCONSISTENT_TOL)), 0.0) \
-                    + np.where(enter, np.abs(margin - 1.0), 0.0)
                 worst = int(np.argmax(size))
                 status[worst] = 0 if low[worst] else 2 if high[worst] else 1
             else:
                 status[low], status[high], status[enter] = 0, 2, 1
         return None, None
 
-    def _try(self, c):
+    def _try_zero(self, c):
+        """Is ``w = 0`` optimal (then at every C: 0 stays in the subdifferential when C grows)? With
+        ``w = 0`` and the hinge-optimal bias ``b = −1`` (+1) the majority (minority) class sits on
+        its margin and the minority is at the bound: one exact KKT check of that set. (yeast/linear,
+        raw features: label 7 is such a label — LIBSVM's sets at C ≤ 5 have 205–636 free points
+        and margins within 1e-5 of 1 for 1,211 points, where PDAS does not find the set.)"""
+        majority = 1.0 if np.sum(self.y > 0) >= np.sum(self.y < 0) else -1.0
+        status = np.where(self.y == majority, 1, 2).astype(np.int8)
+        path = self._kkt(status, c)
+        low, high, enter, _, _ = self._violations(status, path, c)
+        if low.any() or high.any() or enter.any():
+            return False
+        self._set(c, status, path, zero=True)
+        return True
+
+    def _try(self, c, max_iter=PDAS_MAX_ITER):
         """PDAS at ``c`` from the current active set; on success the label's state moves to ``c``."""
-        status, path = self._pdas(c, self.status.copy())
+        status, path = self._pdas(c, self.status.copy(), max_iter)
         if status is None:
             return False
         self._set(c, status, path)
         return True
 
     def solve(self, c):
-        """Exact solution at ``c``: PDAS from the last active set; else from LIBSVM's active set at
-        c (default tol, then RESTART_SVC_TOL); else path-following from the last solution in
-        shorter (geometric) steps. (Measured on yeast/linear, rank 103: from a warm start PDAS
-        converges for steps of a few % in C_k only — the path has hundreds of breakpoints there —,
-        while one LIBSVM start at the target costs about one BR-SVC label fit.)"""
-        if self._try(c):
+        """Exact solution at ``c``: PDAS from the last active set; else exact path-following from
+        the last solved state (:meth:`_walk`, one breakpoint at a time); else PDAS from LIBSVM's
+        active set at c (default tol, then RESTART_SVC_TOL). (Measured on yeast/linear, rank 103:
+        from a warm start PDAS converges for steps of a few % in C_k only — the path has hundreds of
+        breakpoints there.)"""
+        if self._try(c, JUMP_MAX_ITER):
             return
-        warm = self.status.copy()
+        warm = (self.status.copy(), self.c)
+        if self.c is not None:
+            # walk from the solved state nearest to c (the outer iterations revisit C-ranges)
+            nearest = min(self.visited, key=lambda known: abs(np.log(known / c)), default=self.c)
+            if abs(np.log(nearest / c)) < abs(np.log(self.c / c)):
+                state = self.visited[nearest]
+                self._set(nearest, state, self._kkt(state, nearest))
+            if self._walk(c):
+                self.visited[c] = self.status
+                return
         for svc_tol in (1e-3, RESTART_SVC_TOL):
             self._start(c, tol=svc_tol)
             if self._try(c):
                 return
-        self.status = warm
-        if self.c is None:   # no solved state to follow the path from
+        if warm[1] is None:   # no solved state to follow the path from
             raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e} (no warm start)")
-        for _ in range(PATH_STEPS):
-            target = c
-            while abs(np.log(target / self.c)) >= 1e-4 and not self._try(target):
-                target = np.sqrt(self.c * target)
-            if target == c and self.c == c:
-                return
-            if abs(np.log(target / self.c)) < 1e-4 and self.c != target:
-                break
         raise _InnerFailure(f"active-set solve of a label SVM failed at C_k = {c:.3e}")
 
-    def _set(self, c, status, path):
+    def _walk(self, c):
+        """Follow the exact piecewise-affine path from the solved state to ``c``: at the end of the
+        current interval the constraints that become tight there change sets (the recorded
+        events) and PDAS confirms the new set just past the breakpoint (it also repairs ties).
+        Returns False when a step fails or WALK_MAX_STEPS breakpoints were not enough."""
+        for _ in range(WALK_MAX_STEPS):
+            if self.lo <= c <= self.hi:
+                return self._try(c)
+            up = c > self.hi
+            edge = self.hi if up else self.lo
+            status = self.status.copy()
+            for index, moved in (self._events_hi if up else self._events_lo):
+                status[index] = moved
+            # just past the breakpoint; when PDAS does not confirm a set there (ties, round-off at a
+            # large C_k: emotions/raw categorical codes at C_k ≈ 1e5), nearer and farther steps
+            for relative in WALK_STEPS:
+                step = min(c, edge * (1 + relative)) if up else max(c, edge * (1 - relative))
+                found, path = self._pdas(step, status)
+                if found is not None:
+                    break
+            else:
+                return False
+            self._set(step, found, path)
+        return False
+
+    def _set(self, c, status, path, zero=False):
+        """Make ``(status, path)`` the label's state at ``c``: its norm model, its C-interval and
+        breakpoint events; ``zero``: the set of an optimal ``w = 0`` (optimal at every C, so its
+        range is (0, ∞) without the flat-range LPs)."""
         self.status, self.c = status, c
-        self.p, self.q, self.bp, self.bq = path
-        Kp, Kq = self.gram @ self.p, self.gram @ self.q
+        self.p, self.q, self.bp, self.bq, self.rep = path
+        self._fraction_cache = {}
+        Kp, Kq = self._products(self.p, self.q)
         self.A, self.B, self.D = float(self.p @ Kp), float(self.p @ Kq), float(self.q @ Kq)
-        self.lo, self.hi = self._interval(c, Kp, Kq)
         # flat segment: the slope is in the kernel's null space (Kq = 0 and bq = 0: ‖w‖² and the
         # margins constant on [lo, hi]); terminal when, besides, no free β leaves its box as c grows
         # (valid up to c = ∞: the hinge loss's minimum-norm minimiser)
         size = max(1.0, np.abs(self.q).max())
         self.flat = bool(np.abs(Kq).max() <= NULL_TOL * size and abs(self.bq) <= NULL_TOL * size)
-        free = self.status == 1
-        slope = self.y[free] * self.q[free]
-        self.terminal = self.flat and bool(np.all(slope >= -NULL_TOL) and np.all(slope <= 1 + NULL_TOL))
+        if zero:
+            self.flat = True
+            self.lo, self.hi, self.terminal = 0.0, np.inf, True
+            self._events_lo, self._events_hi = [], []
+        elif self.flat and self.rep is not None:
+            # non-unique free coefficients on a flat segment: its c-range is where some free
+            # coefficients fit the box (two LPs), terminal when that range is unbounded
+            self.lo, self.hi = self._flat_range(c)
+            self._events_lo, self._events_hi = [], []
+            self.terminal = bool(np.isinf(self.hi))
+        else:
+            self.lo, self.hi = self._interval(c, Kp, Kq)
+            free = self.status == 1
+            slope = self.y[free] * self.q[free]
+            self.terminal = self.flat and bool(np.all(slope >= -NULL_TOL) and np.all(slope <= 1 + NULL_TOL))
         if self.flat:
             self.B, self.D = 0.0, 0.0
             self.flats[self.A] = (self.lo, np.inf if self.terminal else self.hi,
@@ -238,29 +531,64 @@ class _Label:
         if self.terminal:
             self.hi = np.inf
 
+    def _flat_range(self, c):
+        """Factor mode, flat segment: the c-range of ``{β_F : Mᵀ(y_F∘β_F) = ζ_p + c ζ_q, 0 ≤ β_F ≤ c}``
+        (w, b and the bound points' margins are constant there), by two LPs in ``(β_F, c)``."""
+        free, A, zeta = self.rep
+        m = free.size
+        A_eq = np.hstack([A, -zeta[:, 1:2]])
+        A_ub = np.hstack([np.eye(m), -np.ones((m, 1))])
+        ends = []
+        for sign in (1.0, -1.0):
+            cost = np.zeros(m + 1)
+            cost[m] = sign
+            result = linprog(cost, A_ub=A_ub, b_ub=np.zeros(m), A_eq=A_eq, b_eq=zeta[:, 0],
+                             bounds=(0.0, None), method="highs")
+            if result.status == 3:     # unbounded above
+                ends.append(np.inf)
+            elif result.status == 0:
+                ends.append(float(result.x[m]))
+            else:
+                ends.append(c)
+        return min(ends[0], c), max(ends[1], c)
+
     def restore_flat(self, value):
         """Back to the recorded flat segment with ‖w‖² = value; returns its μ-range bounds in c."""
         c, status, path, lo, hi, terminal = self.flats[value][2]
-        self._set(c, status, path)
+        self._set(c, status, path, zero=self.flats[value][1] == np.inf and lo == 0.0)
         return self.flats[value][:2]
 
     def _interval(self, c, Kp, Kq):
-        """C-interval on which the active set stays optimal (ratio tests on affine functions of c)."""
+        """C-interval on which the active set stays optimal (ratio tests on affine functions of c).
+        Also records the breakpoint events at each end (``_events_lo``/``_events_hi``: the points
+        whose constraint becomes tight there and the set each moves to) for :meth:`_walk`."""
         y, free = self.y, self.status == 1
-        offsets, slopes = [], []
+        offsets, slopes, index, target = [], [], [], []
+        free_index = np.flatnonzero(free)
         offsets += [y[free] * self.p[free], -y[free] * self.p[free]]        # β ≥ 0, c − β ≥ 0
         slopes += [y[free] * self.q[free], 1 - y[free] * self.q[free]]
+        index += [free_index, free_index]
+        target += [np.zeros(free_index.size, np.int8), np.full(free_index.size, 2, np.int8)]
         g, h = y * (Kp + self.bp) - 1.0, y * (Kq + self.bq)
         for s, sign in ((0, 1.0), (2, -1.0)):                              # margin ≥ 1 / ≤ 1
             mask = self.status == s
             offsets.append(sign * g[mask])
             slopes.append(sign * h[mask])
+            index.append(np.flatnonzero(mask))
+            target.append(np.ones(int(mask.sum()), np.int8))
         a, s = np.concatenate(offsets), np.concatenate(slopes)
+        index, target = np.concatenate(index), np.concatenate(target)
         slack = MARGIN_TOL * np.maximum(1.0, np.abs(a) + np.abs(s) * c)
         with np.errstate(divide="ignore", invalid="ignore"):
             limit = -(a + slack) / s
         lo = np.max(limit[s > 0], initial=0.0)
         hi = np.min(limit[s < 0], initial=np.inf)
+        near = EVENT_RTOL * max(abs(lo), abs(hi) if np.isfinite(hi) else 0.0, c)
+        with np.errstate(invalid="ignore"):
+            at_lo = (s > 0) & (np.abs(limit - lo) <= near)
+            at_hi = (s < 0) & np.isfinite(hi) & (np.abs(limit - hi) <= near)
+        self._events_lo = list(zip(index[at_lo], target[at_lo]))
+        self._events_hi = list(zip(index[at_hi], target[at_hi]))
         return min(lo, c), max(hi, c)
 
     def norm_at(self, c):
@@ -282,7 +610,7 @@ class _Label:
 
     def invert(self, t):
         """Move this label to ``‖w(c)‖² = t``; returns c (``inf`` when r_k ≤ t: μ_k = 0)."""
-        bracket_lo, bracket_hi = 0.0, np.inf
+        bracket_lo, bracket_hi, norm_lo, norm_hi = 0.0, np.inf, 0.0, np.inf
         for _ in range(LABEL_MAX_STEPS):
             c = self.c
             norm = self.norm_at(c)
@@ -295,12 +623,21 @@ class _Label:
             if bracket_hi <= bracket_lo * (1 + 1e-13):   # t sits on a breakpoint (round-off)
                 return c
             if norm < t:
-                bracket_lo = max(bracket_lo, c)
-                target = max(root if np.isfinite(root) else 0.0, self.hi * (1 + 1e-9))
+                if c > bracket_lo:
+                    bracket_lo, norm_lo = c, norm
+            elif c < bracket_hi:
+                bracket_hi, norm_hi = c, norm
+            usable = np.isfinite(root) and root > 0
+            if not usable and bracket_lo > 0 and np.isfinite(bracket_hi):
+                # the local model has no root ahead (its constant term exceeds t): secant in log c
+                # between the bracket ends (else one step per breakpoint — hundreds on yeast/linear)
+                share = (t - norm_lo) / (norm_hi - norm_lo) if norm_hi > norm_lo else 0.5
+                root, usable = bracket_lo * (bracket_hi / bracket_lo) ** min(max(share, 0.0), 1.0), True
+            if norm < t:
+                target = max(root if usable else c * SEARCH_FACTOR, self.hi * (1 + 1e-9))
                 target = min(target, c * MAX_STEP_FACTOR)
             else:
-                bracket_hi = min(bracket_hi, c)
-                target = min(root if root > 0 else np.inf, self.lo * (1 - 1e-9))
+                target = min(root if usable else c / SEARCH_FACTOR, self.lo * (1 - 1e-9))
                 target = max(target, c / MAX_STEP_FACTOR)
             if not (bracket_lo < target < bracket_hi):
                 target = np.sqrt(bracket_lo * bracket_hi) if np.isfinite(bracket_hi) and bracket_lo > 0 \
@@ -311,7 +648,19 @@ class _Label:
     def coefficients(self, c):
         """(signed coefficients, bias, α/(C/Q)) at c (``inf``: the terminal limit). On a flat segment
         the slope q is in the kernel's null space: w is p alone (``c q`` would only add round-off,
-        ~ c²·eps in ‖w‖², which at C = 1e8 exceeds the norm itself)."""
+        ~ c²·eps in ‖w‖², which at C = 1e8 exceeds the norm itself). In factor mode with non-unique
+        free coefficients, α/(C/Q) is a box-feasible representative at c (:meth:`_representative`);
+        w and b do not depend on that choice."""
+        if self.rep is not None:
+            free = self.rep[0]
+            if c not in self._fraction_cache:
+                fraction = (self.status == 2).astype(float)
+                fraction[free] = self._representative(self.rep, c)[0]
+                self._fraction_cache = {c: fraction}
+            fraction = self._fraction_cache[c].copy()
+            if np.isinf(c) or self.flat:
+                return self.p.copy(), self.bp, fraction
+            return self.p + c * self.q, self.bp + c * self.bq, fraction
         if np.isinf(c):
             return self.p.copy(), self.bp, self.y * self.q
         if self.flat:
@@ -337,14 +686,28 @@ class _Waterfill:
         n, q = self.Ys.shape
         self.kappa = max(float(np.max(np.diag(problem.gram))), np.finfo(float).tiny)
         gram = np.ascontiguousarray(problem.gram / self.kappa)
+        self.labels_gram = gram
         self.scale = self.kappa * problem.C / (2 * q)   # μ_k = scale / c_k (c_k: C_k in scaled units)
         two_signs = [k for k in range(q) if np.any(self.Ys[:, k] > 0) and np.any(self.Ys[:, k] < 0)]
         self.c0 = self.scale * max(1, len(two_signs))   # μ uniform over the two-sign labels
-        self.labels = {k: _Label(gram, self.Ys[:, k], self.c0) for k in two_signs}
+        # a low-rank Gram (a linear kernel with n > d + 1, duplicated rows): every label in factor mode
+        low_rank = _low_rank_factor(gram, min(LOW_RANK_MAX, LOW_RANK_FRACTION * n), FACTOR_TOL)
+        self._factor = None if low_rank is None else (low_rank,)
+        self.labels = {k: _Label(gram, self.Ys[:, k], self.c0, factor=self.factor, low_rank=low_rank)
+                       for k in two_signs}
         # a label with w = 0 at one C_k has w = 0 at every C_k (0 ∈ ∂_w of its hinge loss): μ_k = 0
         self.null = [k for k, label in self.labels.items()
                      if label.norm_at(self.c0) <= 1e-28 * (self.c0 * n) ** 2]
         self.active = [k for k in self.labels if k not in self.null]
+
+    def factor(self):
+        """A factor ``L`` (n × r) of the scaled Gram matrix when its rank r is at most
+        ``LOW_RANK_FRACTION · n``, else None; computed once, the first time a label asks."""
+        if self._factor is None:
+            n = self.Ys.shape[0]
+            factor = gram_factor(self.labels_gram, rtol=FACTOR_RTOL)
+            self._factor = (factor,) if factor.shape[1] <= LOW_RANK_FRACTION * n else (None,)
+        return self._factor[0]
 
     def evaluate(self, t):
         """Every active label moved to ‖w_k‖² = t: their c_k, μ_k, S'(t); a label with a flat segment at
