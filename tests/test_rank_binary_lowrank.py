@@ -2,7 +2,6 @@
 rows, labels with one sign or an optimal w = 0 — against CVXPY on two backends, on real data against
 the CVXPY route, the low-rank factor itself, and planted failures (ConvergenceWarning)."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -31,7 +30,7 @@ def _linear_problem(n, d, q, C, seed, structure, copies=0):
     data = make_multilabel(n, d, q, random_state=seed)
     X = data.X.copy()
     X[1:1 + copies] = X[0]
-    return rb.BinaryApproachProblem(X @ X.T, _labels(data.Y, structure, seed), C)
+    return rb.BinaryApproachProblem(X @ X.T, _labels(data.Y, structure, seed), C, features=X)
 
 
 def test_low_rank_factor_is_exact_or_refused():
@@ -53,22 +52,31 @@ def test_factor_mode_matches_cvxpy(n, d, q, C, seed, copies, structure):
     nobody/everybody has, categorical codes: certified at 1e-7 and equal to CVXPY's optimum."""
     problem = _linear_problem(n, d, q, C, seed, structure, copies)
     truth = _ground_truth(problem)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = waterfill.solve_rank_binary_waterfill(problem, tol=TOL)
+    result = waterfill.solve_rank_binary_waterfill(problem, tol=TOL)
     objective, gap, kkt = _certificate(problem, result)
     assert relative_difference(objective, truth) <= EXACT.objective
-    if not result.converged:
-        # the one known exception (docs/rank_binary.md, "Known limits"): a label with optimal w = 0
-        # but λ_k > 0 — its w-stationarity ‖u_k‖ = sqrt(cᵀKc) has a round-off floor ~ sqrt(eps)·C/Q
-        assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
-        residuals = rb.kkt_residuals(problem, result.primal["coef"], result.primal["b"],
-                                     result.dual["alpha"], result.dual["lam"])
-        norms = rb.label_norms(problem.gram, result.primal["coef"])
-        assert max(residuals, key=residuals.get) == "dual" and gap <= TOL
-        assert np.any((norms <= 1e-20 * max(1.0, norms.max())) & (result.dual["lam"] > 0))
-    else:
-        assert gap <= TOL and kkt <= TOL
+    assert result.converged and gap <= TOL and kkt <= TOL
+
+
+def test_zero_w_label_is_certified_through_the_features():
+    """The only label's optimal w is 0 with λ = 1 (its positives copy negatives' points): the
+    w-stationarity residual is ‖u‖ = 0. Through the Gram matrix, sqrt(cᵀKc) sits at its round-off
+    floor (2.9e-7 here, above tol); through the features ‖Xᵀc‖ it is ~1e-14 and the fit certifies."""
+    rng = np.random.default_rng(3)
+    for _ in range(3):                       # the draw test_zero_w_label_is_found starts from
+        X = rng.normal(size=(30, 2))
+    X = np.vstack([X, X[:10]])
+    Y = np.zeros((40, 1), dtype=int)
+    Y[30:, 0] = 1
+    floor = rb.BinaryApproachProblem(X @ X.T, Y, 10.0)
+    problem = rb.BinaryApproachProblem(X @ X.T, Y, 10.0, features=X)
+    result = waterfill.solve_rank_binary_waterfill(problem, tol=TOL)
+    objective, gap, kkt = _certificate(problem, result)
+    assert result.converged and gap <= TOL and kkt <= TOL
+    assert rb.label_norms(problem.gram, result.primal["coef"])[0] <= 1e-20
+    gram_only = rb.kkt_residuals(floor, result.primal["coef"], result.primal["b"],
+                                 result.dual["alpha"], result.dual["lam"])
+    assert gram_only["dual"] > TOL            # the floor this test is about
 
 
 def test_zero_w_label_is_found():

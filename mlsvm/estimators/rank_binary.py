@@ -168,9 +168,13 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
             raise ValueError(f"decoding must be one of {DECODINGS}; got {self.decoding!r}")
         self.codes_ = None if self.codes is None else _check_codes(self.codes, n_labels)
 
+    def _linear_features(self):
+        """The linear kernel's factor ``X`` (``K = XXᵀ``) for the certificate, else None."""
+        return self.X_fit_ if self.kernel == "linear" else None
+
     def _problem(self, gram: np.ndarray, Y: np.ndarray) -> formulation.BinaryApproachProblem:
         self._check_decoding(Y.shape[1])
-        return formulation.BinaryApproachProblem(gram, Y, self.C)
+        return formulation.BinaryApproachProblem(gram, Y, self.C, features=self._linear_features())
 
     def _set_fitted(self, problem, result, evaluation, Y) -> None:
         self.dual_coef_, self.intercept_ = evaluation.extra["coef"], evaluation.extra["b"]
@@ -220,7 +224,8 @@ class CategoricalRegressionSVM(BinaryApproachSVM):
     def _problem(self, gram: np.ndarray, Y: np.ndarray) -> formulation.BinaryApproachProblem:
         """``Y``: the one-hot indicator of the ordered classes; trained on their codes (7)."""
         self._check_decoding(Y.shape[1])
-        return formulation.BinaryApproachProblem(gram, categorical_codes(Y.shape[1])[np.argmax(Y, axis=1)], self.C)
+        return formulation.BinaryApproachProblem(gram, categorical_codes(Y.shape[1])[np.argmax(Y, axis=1)], self.C,
+                                                 features=self._linear_features())
 
     def outputs(self, X) -> np.ndarray:
         """The Q real outputs ``f_k(x)`` of the binary approach, shape (m, Q)."""
