@@ -26,7 +26,8 @@ certificate (relative duality gap and scaled KKT residuals of α) needs one, so 
 The point is then graded: relative duality gap of the whole problem and ``certificate(α)`` (the
 formulation's largest scaled KKT residual) both ≤ tol, else :func:`solve_dcd` goes on from it (its
 coordinate passes and Newton face steps, same certificate). ``converged`` is never decided here:
-the caller's report recomputes it. A label with one class only has no LIBLINEAR fit (scikit-learn
+the caller's report recomputes it. A warm start no better than α = 0 (LIBLINEAR stopped far from
+its optimum: badly scaled features, e.g. raw emotions) is dropped and the passes start from 0. A label with one class only has no LIBLINEAR fit (scikit-learn
 refuses it); its recovery starts from ``w̄ = 0`` (every margin 0: all α at C, then the active-set
 steps).
 """
@@ -65,6 +66,32 @@ def _duplicate_groups(features: sp.csr_matrix, seed: int = 0) -> np.ndarray:
     keys = features @ rng.standard_normal((features.shape[1], 2))
     _, groups = np.unique(keys, axis=0, return_inverse=True)
     return groups.ravel()
+
+
+class _GramCache:
+    """Entries ``x̄_iᵀx̄_j`` of the rows one label's recovery has asked for: the free sets of its
+    active-set steps differ by a few rows, so each step computes only the new rows' products."""
+
+    def __init__(self, augmented: sp.csr_matrix):
+        self.augmented = augmented
+        self.rows = np.zeros(0, dtype=np.intp)
+        self.matrix = augmented[self.rows]
+        self.values = np.zeros((0, 0))
+        self.position = np.full(augmented.shape[0], -1)
+
+    def block(self, index: np.ndarray) -> np.ndarray:
+        """``X̄_I X̄_Iᵀ`` for the rows ``index``."""
+        missing = index[self.position[index] < 0]
+        if missing.size:
+            new = self.augmented[missing]
+            cross = (new @ self.matrix.T).toarray() if self.rows.size else np.zeros((missing.size, 0))
+            corner = (new @ new.T).toarray()
+            self.values = np.block([[self.values, cross.T], [cross, corner]])
+            self.position[missing] = self.rows.size + np.arange(missing.size)
+            self.rows = np.r_[self.rows, missing]
+            self.matrix = sp.vstack([self.matrix, new], format="csr")
+        where = self.position[index]
+        return self.values[np.ix_(where, where)]
 
 
 def _liblinear_weights(X, signed, C, random_state, liblinear_tol):
@@ -116,6 +143,7 @@ def recover_alpha(features, signed: np.ndarray, C: float, weights: np.ndarray, *
     for k in range(q):
         y, m = signed[:, k], margins[:, k]
         upper, free = m < 1.0 - band, np.abs(m - 1.0) <= band
+        gram = _GramCache(augmented)
         for _ in range(max(steps, 1)):
             a = np.where(upper, C, 0.0)
             index = np.flatnonzero(free)
@@ -125,9 +153,9 @@ def recover_alpha(features, signed: np.ndarray, C: float, weights: np.ndarray, *
                 _, first, inverse, counts = np.unique(groups[index], return_index=True, return_inverse=True,
                                                       return_counts=True)
                 inverse = inverse.ravel()
-                rows = augmented[index[first]]
-                system = (rows @ rows.T).toarray()
-                rhs = y[index[first]] - rows @ fixed
+                distinct = index[first]
+                system = gram.block(distinct)
+                rhs = y[distinct] - augmented[distinct] @ fixed
                 try:
                     t = cho_solve(cho_factor(system, lower=True, check_finite=False), rhs, check_finite=False)
                 except LinAlgError:
@@ -193,11 +221,16 @@ def solve_liblinear_dcd(features, signed: np.ndarray, C: float, *, tol: float = 
                             solve_time=time.perf_counter() - start,
                             history={"relative_gap": [gap], "pass": [0], "timing": timing},
                             solver="liblinear-dcd")
+    # a warm start worse than α = 0 (LIBLINEAR far from its optimum: badly scaled features) is dropped
+    zero_primal = C * signed.shape[0] * signed.shape[1]           # at α = 0: W̄ = 0, every hinge 1
+    keep = gap < float(relative_gap(zero_primal, 0.0))
     result = solve_dcd(X, signed, C, tol=tol, max_iter=max_iter, certificate=certificate, random_state=seed,
-                       alpha0=alpha, name=name)
+                       alpha0=alpha if keep else None, name=name)
     result.history["warm_gap"] = gap
     result.history["timing"] = timing
-    result.stop_rule = f"{result.stop_rule} (coordinate descent from the LIBLINEAR warm start, gap {gap:.1e})"
+    result.stop_rule = (f"{result.stop_rule} (coordinate descent from the LIBLINEAR warm start, gap {gap:.1e})"
+                        if keep else f"{result.stop_rule} (coordinate descent from 0: the LIBLINEAR warm start's "
+                                     f"gap {gap:.1e} was no better)")
     result.solve_time = time.perf_counter() - start
     result.solver = "liblinear-dcd"
     return result
