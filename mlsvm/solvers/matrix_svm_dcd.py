@@ -136,6 +136,9 @@ def solve_dcd(features, signed: np.ndarray, C: float, *, tol: float = 1e-6, max_
         Leave out coordinates at a bound whose gradient points outwards (LIBLINEAR's rule).
     random_state : int, Generator or None
         Seed of the visiting order.
+    alpha0 : array of shape (n, q) or None
+        Warm start (clipped to the box; None: α = 0), e.g. the LIBLINEAR point of
+        :mod:`mlsvm.solvers.matrix_svm_liblinear`.
     name : str
         Solver name for warnings.
     """
