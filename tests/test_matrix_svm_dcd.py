@@ -64,16 +64,17 @@ def test_max_iter_warns_with_the_gap_reached():
     assert not result.converged and result.n_iter == 2 and result.stop_value > 1e-12
 
 
-def test_fast_routes_wide_linear_hinge_problems_to_dcd_and_certifies():
-    """d + 1 > MAX_WIDTH: the interior point's Newton systems would be too wide."""
+def test_dcd_certifies_wide_linear_hinge_problems_sparse_and_dense():
+    """d + 1 > MAX_WIDTH: the interior point's Newton systems would be too wide; "fast" goes to the
+    LIBLINEAR warm start (tests/test_matrix_svm_liblinear.py), "dcd" stays available."""
     rng = np.random.default_rng(0)
     X = sp.random(40, MAX_WIDTH, density=0.01, random_state=rng, format="csr")
     Y = make_multilabel(40, 3, 3, random_state=2).Y
     problem = ms.MatrixSVMProblem(None, Y, 1.0, features=X)
-    assert registry.model("matrix_svm").resolve("fast", problem) == "dcd"
+    assert registry.model("matrix_svm").resolve("fast", problem) == "liblinear-dcd"
     narrow = ms.MatrixSVMProblem(None, Y, 1.0, features=X[:, :10])
     assert registry.model("matrix_svm").resolve("fast", narrow) == "ipm"
-    model = MatrixSVM(C=1.0, kernel="linear", tol=1e-8).fit(X, Y)
+    model = MatrixSVM(C=1.0, kernel="linear", tol=1e-8, solver="dcd").fit(X, Y)
     assert model.fit_report_.solver == "dcd" and model.fit_report_.converged
     dense = MatrixSVM(C=1.0, kernel="linear", tol=1e-8, solver="dcd").fit(X.toarray(), Y)
     assert relative_difference(dense.fit_report_.primal_objective, model.fit_report_.primal_objective) <= 1e-8

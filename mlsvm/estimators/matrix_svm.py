@@ -7,7 +7,7 @@ Objective (reported as ``fit_report_.primal_objective``), with ``X̄ = [φ(X), 1
     loss="squared":  min ½ tr(WᵀW) + C ‖Ys − X̄WA‖²_F                           (eq. 12 = eq. 14)
 
 Solvers (:mod:`mlsvm.registry.matrix_svm`): ``"fast"`` resolves to the closed form (squared loss), to ``"ipm"`` (hinge, linear kernel,
-no A, d + 1 ≤ 1500), to ``"dcd"`` (the same, wider: dual coordinate descent, O(nnz) per pass) or to ``"apg"``; ``fit_report_.solver`` names the one that ran. ``"ipm"``: primal–dual
+no A, d + 1 ≤ 1500), to ``"liblinear-dcd"`` (the same, wider: LIBLINEAR per label, its dual point recovered and certified; ``"dcd"`` from there if needed) or to ``"apg"``; ``fit_report_.solver`` names the one that ran. ``"ipm"``: primal–dual
 interior point batched over labels, Newton systems of size d + 1 in the primal coordinates
 (:mod:`mlsvm.solvers.matrix_svm_ipm`; K̄ has rank d + 1, where gradient methods are sublinear).
 ``"apg"``: accelerated proximal gradient with the exact Lipschitz constant and

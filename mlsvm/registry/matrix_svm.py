@@ -25,6 +25,7 @@ from mlsvm.solvers.matrix_svm_agd import solve_dual_agd
 from mlsvm.solvers.matrix_svm_closed_form import solve_least_squares
 from mlsvm.solvers.matrix_svm_dcd import solve_dcd
 from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH, interior_point_box
+from mlsvm.solvers.matrix_svm_liblinear import solve_liblinear_dcd
 from mlsvm.solvers.matrix_svm_polish import polish_labels
 from mlsvm.solvers.result import SolverResult, warn_not_converged, warn_stalled
 
@@ -137,6 +138,16 @@ def _dcd(problem, *, tol, max_iter, random_state=None):
                      certificate=_certificate(problem), random_state=0 if random_state is None else random_state)
 
 
+def _liblinear_dcd(problem, *, tol, max_iter, random_state=None):
+    if problem.features is None or problem.loss != "hinge" or problem.correlation is not None:
+        raise ValueError("solver='liblinear-dcd' solves the hinge loss with the linear kernel (kernel='linear') "
+                         f"and no correlation matrix (got loss={problem.loss!r}, linear kernel: "
+                         f"{problem.features is not None}, correlation given: {problem.correlation is not None})")
+    return solve_liblinear_dcd(problem.features, problem.signed, problem.C, tol=tol,
+                               max_iter=min(max_iter, DCD_MAX_PASSES), certificate=_certificate(problem),
+                               random_state=0 if random_state is None else random_state)
+
+
 def _apg_then_ipm(problem, *, tol, max_iter):
     """``"apg"`` for at most :data:`APG_BEFORE_IPM` iterations, then the interior point (hinge, no
     A, n + 1 ≤ MAX_WIDTH), else ``"apg"`` on from where it stopped, to ``max_iter`` in all."""
@@ -175,7 +186,7 @@ def _resolve_fast(problem) -> str:
     if problem.loss == "squared":
         return "closed-form"
     if problem.features is not None and problem.correlation is None:
-        return "ipm" if problem.features.shape[1] + 1 <= MAX_WIDTH else "dcd"
+        return "ipm" if problem.features.shape[1] + 1 <= MAX_WIDTH else "liblinear-dcd"
     return "apg-ipm"
 
 
@@ -189,6 +200,10 @@ MODEL = ModelSpec(
         "dcd": SolverSpec("dcd", _dcd, EXACT, "dual coordinate descent batched over labels with "
                           "shrinking (LIBLINEAR's method, O(nnz(X) q) per pass, no Gram matrix) and "
                           "active-set steps (hinge, linear kernel, no A)", options=("random_state",)),
+        "liblinear-dcd": SolverSpec("liblinear-dcd", _liblinear_dcd, EXACT, "LIBLINEAR (scikit-learn's "
+                                    "LinearSVC) per label, its dual point recovered exactly from the weights "
+                                    "and certified, 'dcd' from there when it falls short (hinge, linear "
+                                    "kernel, no A)", options=("random_state",)),
         "apg": SolverSpec("apg", _apg, EXACT, "accelerated proximal gradient with exact Lipschitz "
                           "constant, restart, bias prox and active-set polishing"),
         "apg-ipm": SolverSpec("apg-ipm", _apg_then_ipm, EXACT,
@@ -202,5 +217,5 @@ MODEL = ModelSpec(
     },
     resolve_fast=_resolve_fast,
     fast_summary="'closed-form' (squared loss), 'ipm' (hinge, linear kernel, no A, d + 1 ≤ MAX_WIDTH), "
-                 "'dcd' (the same, d + 1 > MAX_WIDTH), else 'apg-ipm'",
+                 "'liblinear-dcd' (the same, d + 1 > MAX_WIDTH), else 'apg-ipm'",
 )

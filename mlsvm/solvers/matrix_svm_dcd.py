@@ -111,7 +111,7 @@ def _face_newton(features, signed, C, alpha, scores, labels, steps=NEWTON_STEPS)
 
 
 def solve_dcd(features, signed: np.ndarray, C: float, *, tol: float = 1e-6, max_iter: int = 1000,
-              certificate=None, shrinking: bool = True, random_state=0,
+              certificate=None, shrinking: bool = True, random_state=0, alpha0=None,
               name: str = "MatrixSVM(solver='dcd')") -> SolverResult:
     """Solve the hinge dual above by dual coordinate descent with shrinking and active-set steps.
 
@@ -136,6 +136,9 @@ def solve_dcd(features, signed: np.ndarray, C: float, *, tol: float = 1e-6, max_
         Leave out coordinates at a bound whose gradient points outwards (LIBLINEAR's rule).
     random_state : int, Generator or None
         Seed of the visiting order.
+    alpha0 : array of shape (n, q) or None
+        Warm start (clipped to the box; None: α = 0), e.g. the LIBLINEAR point of
+        :mod:`mlsvm.solvers.matrix_svm_liblinear`.
     name : str
         Solver name for warnings.
     """
@@ -148,8 +151,13 @@ def solve_dcd(features, signed: np.ndarray, C: float, *, tol: float = 1e-6, max_
     indptr, indices, data = X.indptr, X.indices, X.data
     inverse_diagonal = 1.0 / (np.asarray(X.multiply(X).sum(axis=1)).ravel() + 1.0)
 
-    alpha = np.zeros((n, q))
-    weights, bias = np.zeros((X.shape[1], q)), np.zeros(q)
+    if alpha0 is None:
+        alpha = np.zeros((n, q))
+        weights, bias = np.zeros((X.shape[1], q)), np.zeros(q)
+    else:
+        alpha = np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, C)
+        theta = alpha * signed
+        weights, bias = X.T @ theta, theta.sum(axis=0)
     row_indices = [indices[indptr[i]:indptr[i + 1]] for i in range(n)]
     row_values = [data[indptr[i]:indptr[i + 1]] for i in range(n)]
     rows = np.arange(n)

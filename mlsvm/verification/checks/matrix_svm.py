@@ -1,7 +1,7 @@
 """Matrix-SVM checks: CVXPY dual = primal (Clarabel; OSQP as cross-check: QPs, see
 cvxpy_tools.CROSSCHECK_BACKEND) and every registered MatrixSVM solver that applies ("fast", and each
-of :mod:`mlsvm.registry.matrix_svm`: "ipm" on the hinge without A, "dcd" on the same with the
-linear kernel, "closed-form" on the squared
+of :mod:`mlsvm.registry.matrix_svm`: "ipm" on the hinge without A, "dcd" and "liblinear-dcd" on the same
+with the linear kernel, "closed-form" on the squared
 loss, "apg", "agd", "cvxpy") reaches the CVXPY primal optimum, for the hinge (eq. 1 / 8), the MLRL
 extension with a correlation matrix A (eq. 10) and the least-squares variant (eq. 12 / 14)."""
 
@@ -59,7 +59,7 @@ def _variants(quick: bool):
 def _applies(solver: str, loss: str, correlation, kernel: str) -> bool:
     if solver == "ipm":
         return loss == "hinge" and correlation is None
-    if solver == "dcd":
+    if solver in ("dcd", "liblinear-dcd"):
         return loss == "hinge" and correlation is None and kernel == "linear"
     if solver == "closed-form":
         return loss == "squared"
