@@ -2,6 +2,7 @@
 rows, labels with one sign or an optimal w = 0 — against CVXPY on two backends, on real data against
 the CVXPY route, the low-rank factor itself, and planted failures (ConvergenceWarning)."""
 
+import warnings
 
 import numpy as np
 import pytest
@@ -125,7 +126,8 @@ def test_real_data_agrees_with_the_cvxpy_route(name, n, q):
 def test_failed_label_solve_in_factor_mode_warns(monkeypatch):
     """A label solve that fails (planted: no PDAS attempt, no path-following, no w = 0 set succeeds)
     ends converged=False with a ConvergenceWarning naming it — in the solver and through the
-    estimator's "fast" route (no CVXPY fallback hides it)."""
+    estimator with solver="waterfill"; "fast" then certifies through the CVXPY primal and its stop
+    rule says that water-filling stopped first."""
     for name in ("_try", "_walk", "_try_zero"):
         monkeypatch.setattr(waterfill._Label, name, lambda self, *args, **kwargs: False)
     problem = _linear_problem(30, 2, 3, 1.0, 0, "none")
@@ -134,5 +136,9 @@ def test_failed_label_solve_in_factor_mode_warns(monkeypatch):
     assert not result.converged
     data = make_multilabel(30, 2, 3, random_state=0)
     with pytest.warns(ConvergenceWarning):
-        model = BinaryApproachSVM().fit(data.X, data.Y)
+        model = BinaryApproachSVM(solver="waterfill").fit(data.X, data.Y)
     assert not model.fit_report_.converged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        report = BinaryApproachSVM().fit(data.X, data.Y).fit_report_
+    assert report.converged and report.stop_rule.startswith("water-filling stopped at")

@@ -1,13 +1,13 @@
 """Solvers of Elisseeff & Weston's binary approach (§3, Problem 3; also categorical regression, §5):
 exact water-filling over the label SVMs (:mod:`mlsvm.solvers.rank_binary_waterfill`) and the CVXPY
 primal (an SOCP in epigraph form, :mod:`mlsvm.solvers.rank_binary_cvxpy`). ``"fast"`` is
-``"waterfill"``: no CVXPY on the default path. On a rank-deficient Gram matrix (a linear kernel with
-n > d + 1, duplicated rows) water-filling runs its label SVMs in the coordinates of a low-rank factor
-``K = L Lᵀ`` (every free-set system (r+1)-sized, box-feasible free coefficients by bounded least
-squares, exact path-following between breakpoints); before that factor mode it failed on yeast/linear
-and ``"fast"`` was ``"waterfill-cvxpy"`` (69–77 s there, the CVXPY fallback). When water-filling does
-not certify, the fit ends ``converged=False`` with its ConvergenceWarning; ``"waterfill-cvxpy"``
-(the CVXPY primal after it) stays available by name (docs/rank_binary.md).
+``"waterfill-cvxpy"``: water-filling, and the CVXPY primal only when water-filling does not certify.
+On a rank-deficient Gram matrix (a linear kernel with n > d + 1, duplicated rows) water-filling runs
+its label SVMs in the coordinates of a low-rank factor ``K = L Lᵀ`` (every free-set system
+(r+1)-sized, box-feasible free coefficients by bounded least squares, exact path-following between
+breakpoints), so emotions, yeast and scene-sized sets certify without CVXPY; on the synthetic linear
+sets of ``benchmarks/bench_scaling.py`` from n = 2000 its outer iteration still crawls (gap 2.9e-4
+after 200 iterations), and the CVXPY primal is what certifies there (docs/rank_binary.md).
 
 The primal is what is solved, not the dual: the dual does not determine ``w_k`` for a label whose
 optimal ``λ_k`` is 0 (see :mod:`mlsvm.formulations.rank_binary`). The experimental alternating
@@ -65,6 +65,7 @@ MODEL = ModelSpec(
                             "the other backends until one certifies tol), multipliers α, λ from its constraints",
                             options=("cvxpy_solver",)),
     },
-    resolve_fast=lambda problem: "waterfill",
-    fast_summary="'waterfill' (exact water-filling over the label SVMs; factor mode on a rank-deficient Gram)",
+    resolve_fast=lambda problem: "waterfill-cvxpy",
+    fast_summary="'waterfill-cvxpy' (exact water-filling over the label SVMs, factor mode on a "
+                 "rank-deficient Gram; the CVXPY primal only when it does not certify)",
 )
