@@ -772,21 +772,26 @@ class _Waterfill:
 
 def _next_t(t, S, slope, t_lo, t_hi, breakpoints):
     """Safeguarded Newton step on log S(t) = 0 in log t; geometric bisection outside the bracket (×4
-    or ÷4 before it is closed); once it is closed, a known jump point r_k crossed by the step is
-    tried first."""
-    candidate = None
+    or ÷4 before it is closed). Once it is closed, a Newton step that crosses known jump points r_k
+    tries the median of those it crosses (the first when it crosses one or two); without a usable
+    Newton step (S flat: every active label on a
+    flat piece, or the step leaves the bracket) the next t is the median jump point inside the
+    bracket, a binary search over them (S is nonincreasing in t), else the geometric midpoint.
+    Walking the jump points one by one instead took one outer iteration each: 426 of them on a
+    linear problem with n = 2000, d = 50, more than max_iter."""
+    closed = t_lo > 0 and np.isfinite(t_hi)
+    inside = sorted(r for r in breakpoints if t_lo < r < t_hi and r != t) if closed else []
     if S > 0 and slope < 0:
         candidate = t * np.exp(np.clip(-np.log(S) / (t * slope / S), -50.0, 50.0))
-    if candidate is None or not (t_lo < candidate < t_hi):
-        if t_lo > 0 and np.isfinite(t_hi):
-            candidate = np.sqrt(t_lo * t_hi)
-        else:
-            candidate = t * 4.0 if S > 1 else t / 4.0   # S > 1: t too small
-    crossed = [r for r in breakpoints if t_lo < r < t_hi and min(t, candidate) <= r <= max(t, candidate)
-               and r != t] if t_lo > 0 and np.isfinite(t_hi) else []
-    if crossed:
-        candidate = min(crossed, key=lambda r: abs(r - t))
-    return candidate
+        if t_lo < candidate < t_hi:
+            crossed = sorted((r for r in inside if min(t, candidate) <= r <= max(t, candidate)),
+                             key=lambda r: abs(r - t))
+            return crossed[(len(crossed) - 1) // 2] if crossed else candidate
+    if inside:
+        return inside[len(inside) // 2]
+    if closed:
+        return np.sqrt(t_lo * t_hi)
+    return t * 4.0 if S > 1 else t / 4.0   # S > 1: t too small
 
 
 def solve_rank_binary_waterfill(problem: formulation.BinaryApproachProblem, *, tol: float = 1e-7,
