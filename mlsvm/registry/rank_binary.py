@@ -5,9 +5,9 @@ primal (an SOCP in epigraph form, :mod:`mlsvm.solvers.rank_binary_cvxpy`). ``"fa
 On a rank-deficient Gram matrix (a linear kernel with n > d + 1, duplicated rows) water-filling runs
 its label SVMs in the coordinates of a low-rank factor ``K = L Lᵀ`` (every free-set system
 (r+1)-sized, box-feasible free coefficients by bounded least squares, exact path-following between
-breakpoints), so emotions, yeast and scene-sized sets certify without CVXPY; on the synthetic linear
-sets of ``benchmarks/bench_scaling.py`` from n = 2000 its outer iteration still crawls (gap 2.9e-4
-after 200 iterations), and the CVXPY primal is what certifies there (docs/rank_binary.md).
+breakpoints), so emotions, yeast, scene-sized sets and the synthetic sets of
+``benchmarks/bench_scaling.py`` certify without CVXPY; the CVXPY primal stays behind it as the
+safety net (docs/rank_binary.md).
 
 The primal is what is solved, not the dual: the dual does not determine ``w_k`` for a label whose
 optimal ``λ_k`` is 0 (see :mod:`mlsvm.formulations.rank_binary`). The experimental alternating
