@@ -48,12 +48,11 @@ from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from mlsvm.data import check_scalar, to_signed
 from mlsvm.kernels import Kernel, gram_factor
-from mlsvm.formulations.evaluation import Evaluation, qp_residuals
+from mlsvm.formulations.evaluation import Evaluation, check_gram_and_features, qp_residuals
 
 __all__ = ["LOSSES", "MatrixSVMProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy", "coef_from_dual",
            "primal_objective", "dual_objective", "decision_function", "linear_weights",
@@ -112,29 +111,9 @@ class MatrixSVMProblem:
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}; got {self.loss!r}")
         check_scalar(self.C, "C", low=0.0, low_open=True)
-        features = self.features
-        if features is not None:   # a sparse X stays sparse (CSR): the linear solvers read its rows
-            features = sp.csr_matrix(features, dtype=np.float64) if sp.issparse(features) else \
-                np.asarray(features, dtype=np.float64)
-            if features.ndim != 2:
-                raise ValueError(f"features must be an (n, d) matrix; got shape {features.shape}")
-            object.__setattr__(self, "features", features)
-        if self.gram is None:
-            if features is None:
-                raise ValueError("gram may be None only with the linear kernel's features (then K = XXᵀ is "
-                                 "formed only by the solvers that need it)")
-            n = features.shape[0]
-        else:
-            gram = np.asarray(self.gram, dtype=np.float64)
-            if gram.ndim != 2 or gram.shape[0] != gram.shape[1]:
-                raise ValueError(f"gram must be a square (n, n) Gram matrix; got shape {gram.shape}")
-            if not np.all(np.isfinite(gram)):
-                raise ValueError("gram (the kernel matrix) contains NaN or infinite values; check the kernel "
-                                 "parameters (e.g. a poly kernel overflowing) or the precomputed matrix")
-            object.__setattr__(self, "gram", gram)
-            n = gram.shape[0]
-            if features is not None and features.shape[0] != n:
-                raise ValueError(f"features must have n = {n} rows; got shape {features.shape}")
+        gram, features, n = check_gram_and_features(self.gram, self.features)   # a sparse X stays CSR
+        object.__setattr__(self, "gram", gram)
+        object.__setattr__(self, "features", features)
         Y = np.asarray(self.Y)
         if Y.ndim != 2 or Y.shape[0] != n:
             raise ValueError(f"Y must be an (n, q) indicator with n = {n}; got shape {Y.shape}")
