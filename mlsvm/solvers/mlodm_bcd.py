@@ -56,6 +56,13 @@ SUBPROBLEMS = ("exact", "m3")
 #: first sweep on; a failed polish is discarded, so trying early only costs; docs/mlodm.md has the
 #: measurement)
 POLISH_FROM_GAP = 1.0
+#: instance blocks of the polish's preconditioner larger than this are replaced by their diagonal
+PRECONDITIONER_BLOCK_MAX = 64
+#: relative CG residual of the active-set steps whose free set may still change
+SEARCH_RTOL = 1e-6
+#: the accurate solve's relative CG residual: ``tol / √|F|`` (then the free entries' KKT residual,
+#: at most the residual's 2-norm, is below tol), at least this
+ACCURATE_RTOL_FLOOR = 1e-13
 STOP_RULE = "max(relative duality gap, scaled natural residual)"
 
 
@@ -102,15 +109,60 @@ def _certificate(problem, alpha, beta, coef) -> dict:
             "residual": residual, "stop_value": max(gap, residual)}
 
 
-def _polish(problem, alpha, beta, max_steps: int = 5):
+def _instance_blocks(problem, index):
+    """Block-Jacobi preconditioner of ``P_FF`` (the free entries ``index`` of η = [α; β]): the
+    inverse of its diagonal blocks, one per instance. An instance's block couples its own pairs only
+    (``K_ii S_iᵀS_i`` with the signs of α and β, plus the diagonal ``n_t/C``, ``n_t/(μC)``); the
+    blocks of one size are inverted together. Blocks larger than :data:`PRECONDITIONER_BLOCK_MAX`
+    (many labels) keep only their diagonal, so the preconditioner holds at most that many numbers
+    per free entry."""
+    pairs, T = problem.pairs, problem.pairs.n_pairs
+    pair = index % T
+    sign = np.where(index < T, 1.0, -1.0)
+    diagonal = problem.pair_size[pair] / problem.C * np.where(index < T, 1.0, 1.0 / problem.mu)
+    instance = pairs.instance[pair]
+    order = np.argsort(instance, kind="stable")        # index is sorted, so α entries come first
+    starts = np.flatnonzero(np.r_[True, np.diff(instance[order]) != 0])
+    sizes = np.diff(np.r_[starts, order.size])
+    kernel_diagonal = np.diag(problem.gram)
+    groups = []
+    large = sizes > PRECONDITIONER_BLOCK_MAX
+    jacobi = order[np.repeat(large, sizes)]
+    jacobi_inverse = 1.0 / (2.0 * kernel_diagonal[instance[jacobi]] + diagonal[jacobi])
+    for size in np.unique(sizes[~large]):
+        first = starts[(sizes == size) & ~large]
+        members = order[first[:, None] + np.arange(size)]          # (blocks, size) positions in index
+        t, s = pair[members], sign[members]
+        incidence = ((pairs.relevant[t][:, :, None] == pairs.relevant[t][:, None, :]).astype(np.float64)
+                     + (pairs.irrelevant[t][:, :, None] == pairs.irrelevant[t][:, None, :]))
+        blocks = kernel_diagonal[instance[members[:, 0]]][:, None, None] * incidence * s[:, :, None] * s[:, None, :]
+        blocks[:, np.arange(size), np.arange(size)] += diagonal[members]
+        groups.append((members, np.linalg.inv(blocks)))
+
+    def solve(residual):
+        residual = np.ravel(residual)
+        out = np.empty_like(residual)
+        out[jacobi] = jacobi_inverse * residual[jacobi]
+        for members, inverse in groups:
+            out[members] = np.einsum("bij,bj->bi", inverse, residual[members])
+        return out
+
+    return LinearOperator((index.size, index.size), matvec=solve, dtype=np.float64)
+
+
+def _polish(problem, alpha, beta, tol, max_steps: int = 8):
     """Primal-dual active-set steps for the whole dual (see :func:`solve_bcd`): the free set is
-    ``{j : η_j − ∇_j > 0}``; solve ``P_FF η_F = −q_F`` (CG, matrix-free) with ``η = 0`` elsewhere and
-    repeat until the free set repeats. Returns the last iterate clipped at 0, or ``None``."""
+    ``{j : η_j − ∇_j > 0}``; solve ``P_FF η_F = −q_F`` (CG, matrix-free, preconditioned by
+    :func:`_instance_blocks`) with ``η = 0`` elsewhere and repeat until the free set repeats. While
+    the free set may still change CG stops at :data:`SEARCH_RTOL`; once it repeats, one more solve
+    from that point reaches ``tol/√|F|``. Returns the last iterate clipped at 0, or ``None``; the
+    caller keeps it only when its certificate is better."""
     T = problem.pairs.n_pairs
     operator = mlodm._dual_operator(problem)
     linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
     eta = np.concatenate([alpha, beta])
     free = eta - (operator.matvec(eta) + linear) > 0
+    rtol = SEARCH_RTOL
     for _ in range(max_steps):
         index = np.flatnonzero(free)
         if index.size == 0:
@@ -122,14 +174,19 @@ def _polish(problem, alpha, beta, max_steps: int = 5):
             return operator.matvec(full)[index]
 
         system = LinearOperator((index.size, index.size), matvec=restricted, dtype=np.float64)
-        solution, info = cg(system, -linear[index], x0=eta[index], rtol=1e-13, atol=0.0, maxiter=10 * index.size)
+        solution, info = cg(system, -linear[index], x0=eta[index], rtol=rtol, atol=0.0, maxiter=10 * index.size,
+                            M=_instance_blocks(problem, index))
         if info != 0:
             return None
         eta = np.zeros(2 * T)
         eta[index] = solution
         new_free = eta - (operator.matvec(eta) + linear) > 0
         if np.array_equal(new_free, free):
-            break
+            accurate = max(min(SEARCH_RTOL, tol / np.sqrt(index.size)), ACCURATE_RTOL_FLOOR)
+            if rtol <= accurate:
+                break
+            rtol = accurate   # the free set has settled: one accurate solve on it, from this point
+            continue
         free = new_free
     eta = np.maximum(eta, 0.0)
     return eta[:T], eta[T:]
@@ -217,7 +274,7 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
         certificate = _certificate(problem, alpha, beta, coef)
         polished = False
         if polish and certificate["stop_value"] > tol and certificate["gap"] <= POLISH_FROM_GAP:
-            candidate = _polish(problem, alpha, beta)
+            candidate = _polish(problem, alpha, beta, tol)
             if candidate is not None:
                 trial = _certificate(problem, *candidate, mlodm.coef_from_dual(problem, *candidate))
                 if trial["stop_value"] < certificate["stop_value"]:
