@@ -53,7 +53,8 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_solve, lu_factor, lu_solve
+from scipy.linalg.lapack import dgetrf, dgetrs, dpotrf, dpotrs
+from scipy.sparse.csgraph import connected_components
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -88,11 +89,27 @@ def _pseudo_inverse(matrix):
     return (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
 
 
+def _independent_rows(incidence):
+    """The rows of a working set's label incidence matrix (Q × |W|, each column a +1 and a −1) that
+    are independent: the labels the working set touches, less one label of each connected component
+    of its label graph (the rows of a component sum to 0, and no other dependence exists). The
+    equalities of the rows dropped follow from the others for every change."""
+    touched = np.flatnonzero(np.any(incidence != 0.0, axis=1))
+    incidence = incidence[touched]
+    adjacency = (np.abs(incidence) @ np.abs(incidence).T) > 0.0
+    _, component = connected_components(adjacency, directed=False)
+    first = np.unique(component, return_index=True)[1]
+    keep = np.ones(touched.size, dtype=bool)
+    keep[first] = False
+    return incidence[keep]
+
+
 def _subproblem(hessian, linear, equality, target, upper):
     """Mehrotra's interior point for ``min ½yᵀHy + cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u`` (dense, small).
 
-    The rows of E may be dependent (each column has a +1 and a −1): the Schur complement
-    ``E M⁻¹ Eᵀ`` is inverted on its range (the right-hand side always lies in it)."""
+    E has independent rows (:func:`_independent_rows`), so the Schur complement ``E M⁻¹ Eᵀ`` is
+    positive definite and factored by Cholesky; should round-off make that fail, it is inverted on
+    its range instead (the right-hand side always lies in it)."""
     m = linear.size
     y, slack = 0.5 * upper, 0.5 * upper
     lower_mult, upper_mult = np.ones(m), np.ones(m)
@@ -106,23 +123,30 @@ def _subproblem(hessian, linear, equality, target, upper):
         if (mu <= SUB_TOL * scale * bound and np.max(np.abs(dual_residual)) <= 1e-11 * scale
                 and np.max(np.abs(primal_residual), initial=0.0) <= SUB_TOL * bound):
             break
-        cholesky = ridged_cholesky(hessian + np.diag(lower_mult / y + upper_mult / slack))
-        solve_m = lambda v: cho_solve(cholesky, v, check_finite=False)   # noqa: E731
+        # LAPACK's triangular solves directly (scipy's cho_solve checks cost more at these sizes)
+        cholesky = ridged_cholesky(hessian + np.diag(lower_mult / y + upper_mult / slack))[0]
+        solve_m = lambda v: dpotrs(cholesky, v, lower=1)[0]   # noqa: E731
         m_inv_et = solve_m(equality.T)
-        schur_pinv = _pseudo_inverse(equality @ m_inv_et)
+        schur = equality @ m_inv_et
+        schur_factor, info = dpotrf(schur, lower=1, clean=1)
+        if info == 0:
+            solve_schur = lambda v: dpotrs(schur_factor, v, lower=1)[0]   # noqa: E731
+        else:
+            schur_pinv = _pseudo_inverse(schur)
+            solve_schur = lambda v: schur_pinv @ v   # noqa: E731
 
         def direction(target_lower, target_upper):
             rhs = -dual_residual + target_lower / y - lower_mult - target_upper / slack + upper_mult
             m_inv_rhs = solve_m(rhs)
-            d_nu = schur_pinv @ (equality @ m_inv_rhs + primal_residual)
+            d_nu = solve_schur(equality @ m_inv_rhs + primal_residual)
             d_y = m_inv_rhs - m_inv_et @ d_nu
             d_lower = (target_lower - y * lower_mult - lower_mult * d_y) / y
             d_upper = (target_upper - slack * upper_mult + upper_mult * d_y) / slack
             return d_y, d_nu, d_lower, d_upper
 
         def lengths(d_y, d_lower, d_upper):
-            return (min(max_step(y, d_y), max_step(slack, -d_y)),
-                    min(max_step(lower_mult, d_lower), max_step(upper_mult, d_upper)))
+            return (max_step(np.concatenate([y, slack]), np.concatenate([d_y, -d_y])),
+                    max_step(np.concatenate([lower_mult, upper_mult]), np.concatenate([d_lower, d_upper])))
 
         zeros = np.zeros(m)
         d_y, _, d_lower, d_upper = direction(zeros, zeros)
@@ -162,10 +186,12 @@ def _equality_qp(hessian, gradient, equality, old, candidate, free):
                           -equality[:, fixed_index] @ change[fixed_index]])
     epsilon = 1e-12 * max(1.0, float(np.max(np.diagonal(system)[:size], initial=0.0)))
     diagonal = np.r_[np.full(size, epsilon), np.full(rows, -epsilon)]
-    factor = lu_factor(system + np.diag(diagonal), check_finite=False)
-    solution = lu_solve(factor, rhs, check_finite=False)
+    # LAPACK's LU directly (scipy.linalg.lu_factor / lu_solve call the same routines; their
+    # argument checks cost more than the factorisation at these sizes)
+    lu, pivots, _ = dgetrf(system + np.diag(diagonal), overwrite_a=True)
+    solution = dgetrs(lu, pivots, rhs)[0]
     for _ in range(2):
-        solution += lu_solve(factor, rhs - system @ solution, check_finite=False)
+        solution += dgetrs(lu, pivots, rhs - system @ solution)[0]
     step = solution[:size]
     residual = equality_free @ step - rhs[size:]
     if rows and np.max(np.abs(residual)) > 1e-15 * max(1.0, float(np.max(np.abs(step), initial=0.0))):
@@ -506,12 +532,12 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
         rows_of = instance[working]
         k_w, l_w = relevant[working], irrelevant[working]
-        same = lambda a, b: (a[:, None] == b[None, :]).astype(np.float64)   # noqa: E731
-        hessian = gram[np.ix_(rows_of, rows_of)] * (same(k_w, k_w) - same(k_w, l_w) - same(l_w, k_w) + same(l_w, l_w))
         incidence = np.zeros((n_labels, working.size))
         incidence[k_w, np.arange(working.size)] = 1.0
         incidence[l_w, np.arange(working.size)] = -1.0
-        incidence = incidence[np.any(incidence != 0.0, axis=1)]
+        # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l')
+        hessian = gram[np.ix_(rows_of, rows_of)] * (incidence.T @ incidence)
+        incidence = _independent_rows(incidence)
         old = alpha[working]
         target = incidence @ old
         new = _active_set(hessian, gradient[working], incidence, old, upper[working])
