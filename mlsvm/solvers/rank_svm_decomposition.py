@@ -54,7 +54,6 @@ import warnings
 
 import numpy as np
 from scipy.linalg.lapack import dgetrf, dgetrs, dpotrf, dpotrs
-from scipy.sparse.csgraph import connected_components
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -96,11 +95,15 @@ def _independent_rows(incidence):
     equalities of the rows dropped follow from the others for every change."""
     touched = np.flatnonzero(np.any(incidence != 0.0, axis=1))
     incidence = incidence[touched]
-    adjacency = (np.abs(incidence) @ np.abs(incidence).T) > 0.0
-    _, component = connected_components(adjacency, directed=False)
-    first = np.unique(component, return_index=True)[1]
-    keep = np.ones(touched.size, dtype=bool)
-    keep[first] = False
+    # reachability by repeated squaring of (adjacency + I); a label is the first of its component
+    # when no earlier label reaches it
+    reach = (np.abs(incidence) @ np.abs(incidence).T) > 0.0
+    while True:
+        wider = (reach.astype(np.float64) @ reach) > 0.0
+        if np.array_equal(wider, reach):
+            break
+        reach = wider
+    keep = np.tril(reach, -1).any(axis=1)
     return incidence[keep]
 
 
@@ -124,7 +127,10 @@ def _subproblem(hessian, linear, equality, target, upper):
                 and np.max(np.abs(primal_residual), initial=0.0) <= SUB_TOL * bound):
             break
         # LAPACK's triangular solves directly (scipy's cho_solve checks cost more at these sizes)
-        cholesky = ridged_cholesky(hessian + np.diag(lower_mult / y + upper_mult / slack))[0]
+        system = hessian + np.diag(lower_mult / y + upper_mult / slack)
+        cholesky, info = dpotrf(system, lower=1, clean=0)
+        if info != 0:                                   # indefinite to round-off: a ridge
+            cholesky = ridged_cholesky(system)[0]
         solve_m = lambda v: dpotrs(cholesky, v, lower=1)[0]   # noqa: E731
         m_inv_et = solve_m(equality.T)
         schur = equality @ m_inv_et
