@@ -228,3 +228,68 @@ def test_a_stall_is_noticed_with_shrinking_on():
     with pytest.warns(ConvergenceWarning, match="stalled"):
         report = RankSVM(kernel="poly", degree=40).fit(data.X, data.Y).fit_report_
     assert not report.converged and report.n_iter <= 3 * STALL_ITERATIONS
+
+
+@st.composite
+def label_graphs(draw):
+    """A working set's label incidence matrix: Q labels, |W| arcs k → l (k ≠ l), repeated arcs and
+    labels no arc touches included."""
+    n_labels = draw(st.integers(2, 8))
+    arcs = draw(st.lists(st.tuples(st.integers(0, n_labels - 1), st.integers(1, n_labels - 1)),
+                         min_size=1, max_size=14))
+    incidence = np.zeros((n_labels, len(arcs)))
+    for column, (k, shift) in enumerate(arcs):
+        incidence[k, column] = 1.0
+        incidence[(k + shift) % n_labels, column] = -1.0
+    return incidence
+
+
+@given(label_graphs())
+def test_independent_rows_keep_the_equalities_and_are_independent(incidence):
+    """The sub-problem's equalities on the rows kept are those of the whole incidence matrix (same
+    null space) and the rows kept are independent (the interior point's Schur complement is then
+    positive definite)."""
+    from scipy.linalg import null_space
+
+    from mlsvm.solvers.rank_svm_decomposition import _independent_rows
+
+    reduced = _independent_rows(incidence)
+    touched = incidence[np.any(incidence != 0.0, axis=1)]
+    rank = np.linalg.matrix_rank(touched)
+    assert reduced.shape == (rank, incidence.shape[1])
+    assert np.linalg.matrix_rank(reduced) == rank
+    # every change the reduced equalities allow keeps all of them
+    assert np.max(np.abs(incidence @ null_space(reduced)), initial=0.0) <= 1e-12
+
+
+def _awkward(name):
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((14, 3))
+    Y = (rng.random((14, 4)) < 0.5).astype(int)
+    Y[0], Y[1] = [1, 0, 0, 0], [0, 1, 1, 0]
+    if name == "a label on every row":
+        Y[:, 3] = 1
+    elif name == "a label on no row":
+        Y[:, 3] = 0
+    elif name == "one instance with pairs":
+        X, Y = X[:1], np.array([[1, 0, 1, 0]])
+    elif name == "duplicated rows":
+        X[7:], Y[7:] = X[:7], Y[:7]
+    elif name == "rows with every label or none":
+        Y[2], Y[3] = 1, 0
+    return rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
+
+
+@pytest.mark.parametrize("name", ["a label on every row", "a label on no row", "one instance with pairs",
+                                  "duplicated rows", "rows with every label or none"])
+@pytest.mark.parametrize("working_set_size", [2, 120])
+def test_awkward_label_structures_match_cvxpy(name, working_set_size):
+    problem = _awkward(name)
+    result = decomposition(problem, tol=SOLVER_TOL, working_set_size=working_set_size)
+    _, _, primal, dual, gap, kkt = graded(problem, result)
+    assert result.converged and gap <= SOLVER_TOL and kkt <= SOLVER_TOL
+    for backend in (REFERENCE_BACKEND, CROSSCHECK_BACKEND):
+        reference, _ = cvxpy_optimum(problem, backend)
+        assert relative_difference(primal, reference) <= EXACT.objective
+        assert relative_difference(dual, reference) <= EXACT.objective
+    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
