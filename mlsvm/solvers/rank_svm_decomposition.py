@@ -77,6 +77,9 @@ SHRINK_MARGIN = 0.1
 POLISH_BELOW = 1e-3
 #: primal–dual active-set rounds tried on a sub-problem before the interior point
 ACTIVE_SET_ROUNDS = 10
+#: the free-set step (every full check once the primal bound's relative gap is below
+#: FREE_STEP_BELOW): the working set with up to FREE_STEP_SIZE pairs in all, the free ones added
+FREE_STEP_BELOW, FREE_STEP_SIZE = 1e-3, 700
 #: sub-problem interior point: relative complementarity / residual at which it stops, iteration cap
 SUB_TOL, SUB_MAX_ITER = 1e-13, 60
 
@@ -490,7 +493,8 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         hold_full = hold_full and stalled_for > 0
         stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
         best_dual = max(best_dual, dual)
-        if (iteration - 1) % CHECK_EVERY == 0 or (stagnant and iteration >= next_check):
+        checked = (iteration - 1) % CHECK_EVERY == 0 or (stagnant and iteration >= next_check)
+        if checked:
             # a full check: every pair's gradient (a gather from G, no kernel work)
             gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
             free = (alpha > 0.0) & (alpha < upper)
@@ -536,17 +540,31 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             gradient = np.full(alpha.size, np.nan)  # only the kept entries are read
             gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
             working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
-        rows_of = instance[working]
-        k_w, l_w = relevant[working], irrelevant[working]
-        incidence = np.zeros((n_labels, working.size))
-        incidence[k_w, np.arange(working.size)] = 1.0
-        incidence[l_w, np.arange(working.size)] = -1.0
-        # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l')
-        hessian = gram[np.ix_(rows_of, rows_of)] * (incidence.T @ incidence)
-        incidence = _independent_rows(incidence)
-        old = alpha[working]
-        target = incidence @ old
-        new = _active_set(hessian, gradient[working], incidence, old, upper[working])
+        attempts = [working]
+        if checked and bound <= FREE_STEP_BELOW:
+            # the free-set step: the working set with the free pairs (those with the largest
+            # reduced gradient at the least-squares biases when they do not all fit), solved by the
+            # active set only; if that fails, the regular working set in the same iteration
+            inside = np.flatnonzero((alpha > 0.0) & (alpha < upper))
+            room = FREE_STEP_SIZE - working.size
+            if room > 0 and inside.size:
+                if inside.size > room:
+                    inside = inside[np.argpartition(-np.abs(reduced[inside]), room - 1)[:room]]
+                attempts.insert(0, np.union1d(working, inside))
+        for attempt, working in enumerate(attempts):
+            rows_of = instance[working]
+            k_w, l_w = relevant[working], irrelevant[working]
+            incidence = np.zeros((n_labels, working.size))
+            incidence[k_w, np.arange(working.size)] = 1.0
+            incidence[l_w, np.arange(working.size)] = -1.0
+            # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l')
+            hessian = gram[np.ix_(rows_of, rows_of)] * (incidence.T @ incidence)
+            incidence = _independent_rows(incidence)
+            old = alpha[working]
+            target = incidence @ old
+            new = _active_set(hessian, gradient[working], incidence, old, upper[working])
+            if new is not None:
+                break
         exact = new is not None
         if not exact:
             new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
