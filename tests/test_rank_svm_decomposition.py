@@ -293,3 +293,45 @@ def test_awkward_label_structures_match_cvxpy(name, working_set_size):
         assert relative_difference(primal, reference) <= EXACT.objective
         assert relative_difference(dual, reference) <= EXACT.objective
     assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+@pytest.mark.parametrize("free_step_size", [20, 700])
+def test_the_free_set_step_is_taken_and_matches_cvxpy(monkeypatch, kernel, free_step_size):
+    """The free-set step forced at every iteration (a full check each, threshold +inf), with all
+    free pairs (700) or only those of largest reduced gradient (20), working sets of 4: it runs
+    (sub-problems larger than the regular working set are solved) and the certified optimum is
+    CVXPY's on two backends."""
+    from mlsvm.solvers import rank_svm_decomposition as module
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 3))
+    Y = (rng.random((40, 4)) < 0.4).astype(int)
+    Y[0], Y[1], Y[2:4] = [1, 1, 1, 1], [0, 0, 0, 0], Y[4:6]          # every label, none, duplicates
+    X[2:4] = X[4:6]
+    kernel_args = {"degree": 2, "coef0": 1.0} if kernel == "poly" else {}
+    problem = rs.make_problem(make_kernel(kernel, "scale", X=X, **kernel_args)(X), Y, 1.0)
+    monkeypatch.setattr(module, "FREE_STEP_BELOW", np.inf)
+    monkeypatch.setattr(module, "FREE_STEP_SIZE", free_step_size)
+    monkeypatch.setattr(module, "CHECK_EVERY", 1)
+    sizes, solve = [], module._active_set
+
+    def recorded(hessian, *args, **kwargs):
+        sizes.append(len(hessian))
+        return solve(hessian, *args, **kwargs)
+
+    monkeypatch.setattr(module, "_active_set", recorded)
+    regular = decomposition(problem, tol=SOLVER_TOL, working_set_size=4)
+    largest_regular = max(sizes)
+    monkeypatch.setattr(module, "FREE_STEP_BELOW", -1.0)       # never: the regular sets only
+    sizes.clear()
+    decomposition(problem, tol=SOLVER_TOL, working_set_size=4)
+    assert largest_regular > max(sizes)                         # the free-set step ran
+    result = regular
+    _, _, primal, dual, gap, kkt = graded(problem, result)
+    assert result.converged and gap <= SOLVER_TOL and kkt <= SOLVER_TOL
+    for backend in (REFERENCE_BACKEND, CROSSCHECK_BACKEND):
+        reference, _ = cvxpy_optimum(problem, backend)
+        assert relative_difference(primal, reference) <= EXACT.objective
+        assert relative_difference(dual, reference) <= EXACT.objective
+    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
