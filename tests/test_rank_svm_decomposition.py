@@ -262,6 +262,18 @@ def test_independent_rows_keep_the_equalities_and_are_independent(incidence):
     assert np.max(np.abs(incidence @ null_space(reduced)), initial=0.0) <= 1e-12
 
 
+def assert_certified_cvxpy_optimum(problem, result):
+    """Certified at SOLVER_TOL by the formulation's functions, CVXPY's optimum on two backends,
+    the equalities kept to round-off."""
+    _, _, primal, dual, gap, kkt = graded(problem, result)
+    assert result.converged and gap <= SOLVER_TOL and kkt <= SOLVER_TOL
+    for backend in (REFERENCE_BACKEND, CROSSCHECK_BACKEND):
+        reference, _ = cvxpy_optimum(problem, backend)
+        assert relative_difference(primal, reference) <= EXACT.objective
+        assert relative_difference(dual, reference) <= EXACT.objective
+    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
+
+
 def _awkward(name):
     rng = np.random.default_rng(11)
     X = rng.standard_normal((14, 3))
@@ -285,14 +297,7 @@ def _awkward(name):
 @pytest.mark.parametrize("working_set_size", [2, 120])
 def test_awkward_label_structures_match_cvxpy(name, working_set_size):
     problem = _awkward(name)
-    result = decomposition(problem, tol=SOLVER_TOL, working_set_size=working_set_size)
-    _, _, primal, dual, gap, kkt = graded(problem, result)
-    assert result.converged and gap <= SOLVER_TOL and kkt <= SOLVER_TOL
-    for backend in (REFERENCE_BACKEND, CROSSCHECK_BACKEND):
-        reference, _ = cvxpy_optimum(problem, backend)
-        assert relative_difference(primal, reference) <= EXACT.objective
-        assert relative_difference(dual, reference) <= EXACT.objective
-    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
+    assert_certified_cvxpy_optimum(problem, decomposition(problem, tol=SOLVER_TOL, working_set_size=working_set_size))
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "poly"])
@@ -327,11 +332,4 @@ def test_the_free_set_step_is_taken_and_matches_cvxpy(monkeypatch, kernel, free_
     sizes.clear()
     decomposition(problem, tol=SOLVER_TOL, working_set_size=4)
     assert largest_regular > max(sizes)                         # the free-set step ran
-    result = regular
-    _, _, primal, dual, gap, kkt = graded(problem, result)
-    assert result.converged and gap <= SOLVER_TOL and kkt <= SOLVER_TOL
-    for backend in (REFERENCE_BACKEND, CROSSCHECK_BACKEND):
-        reference, _ = cvxpy_optimum(problem, backend)
-        assert relative_difference(primal, reference) <= EXACT.objective
-        assert relative_difference(dual, reference) <= EXACT.objective
-    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
+    assert_certified_cvxpy_optimum(problem, regular)

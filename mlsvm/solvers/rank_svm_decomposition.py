@@ -18,8 +18,17 @@ the pairs that bound every class's interval for ``b_l − b_k``, hence a descent
 the intervals admit no potentials. The rest of the ``working_set_size`` budget goes to the pairs
 with the largest violation against the best partner of their class.
 
+Free-set step. Once a full check's primal bound (below) has a relative gap under
+:data:`FREE_STEP_BELOW`, each full check's iteration first tries the working set joined with the
+free pairs (``0 < α_t < u_t``; those with the largest reduced gradient at the least-squares biases
+when more than :data:`FREE_STEP_SIZE` pairs in all would result), solved by the active set only:
+near the optimum the free pairs are the ones a Newton step moves, and the first-order selection
+alone approaches them in a slow linear tail. If that sub-problem's active set fails, the regular
+working set is solved in the same iteration.
+
 Sub-problem. The QP restricted to the working set W, the other pairs fixed, with the equalities
-``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
+``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept; of the labels W touches, one per
+connected component of its label graph is dropped, :func:`_independent_rows`), is solved first by primal–dual
 active-set rounds (:func:`_active_set`: one KKT solve on the free set per round — a quasi-definite
 regularised LU with iterative refinement, :func:`_equality_qp` —, accepted only as a checked KKT
 point of the sub-problem), else by a dense Mehrotra interior point (:func:`_subproblem`, one
@@ -44,7 +53,8 @@ Frank–Wolfe LP, solved on the pairs near their bound switch). Each full check 
 at least-squares biases (an upper bound) and its relative gap to the dual; the certificate is
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
-warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix.
+warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix (``|W| ≤`` :data:`FREE_STEP_SIZE` in the
+free-set step).
 """
 
 from __future__ import annotations
