@@ -12,7 +12,11 @@ so every dataset is standardised here):
   accuracy the comparison asks of it;
 * ``alm``: the existing proximal ALM (tol 1e-6), once per problem, given up after 60 s.
 
-The two sides alternate over ``--rounds`` rounds; times are CPU seconds of this process
+``--before PATH``: the decomposition solver file of another tree (e.g. ``git archive main mlsvm``
+unpacked in PATH; loaded beside this tree's package, so only that file differs) runs as a third side
+in the same rounds, and its time, iterations and the two duals' relative difference are printed.
+
+The sides alternate over ``--rounds`` rounds; times are CPU seconds of this process
 (``time.process_time``: the machine is shared, wall time depends on the other jobs); medians and the
 ratio decomposition/BR-SVC are printed, then where the decomposition's time goes (cProfile, top
 functions by own time).
@@ -27,6 +31,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse            # noqa: E402
+import importlib.util      # noqa: E402
 import cProfile            # noqa: E402
 import io                  # noqa: E402
 import pstats              # noqa: E402
@@ -63,10 +68,19 @@ def problems():
     }
 
 
-def run_decomposition(problem):
+def run_decomposition(problem, solver=decomposition):
     start = time.process_time()
-    result = decomposition(problem, tol=TOL)
+    result = solver(problem, tol=TOL)
     return time.process_time() - start, result
+
+
+def load_before(tree):
+    """The ``decomposition`` function of ``tree/mlsvm/solvers/rank_svm_decomposition.py``."""
+    path = os.path.join(tree, "mlsvm", "solvers", "rank_svm_decomposition.py")
+    spec = importlib.util.spec_from_file_location("before_rank_svm_decomposition", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.decomposition
 
 
 def run_br_svc(gram, Y):
@@ -135,7 +149,9 @@ def main():
     parser.add_argument("--only", nargs="*", help="problem names to run (default: all)")
     parser.add_argument("--no-alm", action="store_true")
     parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--before", help="a tree whose decomposition solver file runs as a third side")
     args = parser.parse_args()
+    before = load_before(args.before) if args.before else None
     print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, C={C}, tol={TOL}, SVC tol={SVC_TOL}, "
           f"{args.rounds} alternating rounds, CPU seconds")
     summary = []
@@ -146,8 +162,11 @@ def main():
         Y = data.Y
         gram = make_kernel(X=X, **kernel)(X)
         problem = rs.make_problem(gram, Y, C)
-        ours, svc = [], []
+        ours, svc, old = [], [], []
         for _ in range(args.rounds):
+            if before is not None:
+                seconds, old_result = run_decomposition(problem, before)
+                old.append(seconds)
             seconds, result = run_decomposition(problem)
             ours.append(seconds)
             seconds, models = run_br_svc(gram, Y)
@@ -161,6 +180,15 @@ def main():
         print(f"  BR-SVC:        median {np.median(svc):.2f} s (runs {', '.join(f'{t:.2f}' for t in svc)}), "
               f"largest label gap {svc_gap(gram, Y, models):.1e}")
         print(f"  ratio decomposition / BR-SVC = {ratio:.1f}x")
+        before_text = ""
+        if before is not None:
+            _, old_dual, old_gap, old_kkt = certificate(problem, old_result)
+            print(f"  before:        median {np.median(old):.2f} s (runs {', '.join(f'{t:.2f}' for t in old)}), "
+                  f"{old_result.n_iter} iterations, converged={old_result.converged}, gap {old_gap:.1e}, "
+                  f"max KKT {old_kkt:.1e}; before / BR-SVC = {np.median(old) / np.median(svc):.1f}x, "
+                  f"before / after = {np.median(old) / np.median(ours):.2f}x, dual rel. diff "
+                  f"{abs(old_dual - dual) / max(1.0, abs(dual)):.1e}")
+            before_text = f" | {np.median(old):.2f} | {np.median(old) / np.median(svc):.1f}x"
         alm_text = "not run"
         if not args.no_alm:
             alm_seconds, alm = run_alm(problem)
@@ -175,10 +203,11 @@ def main():
         if not args.no_profile:
             total, lines = profile(problem)
             print(f"  profile of one decomposition run ({total:.2f} s under cProfile):\n{lines}")
-        summary.append((name, np.median(ours), np.median(svc), ratio, alm_text))
-    print("\nsummary: problem | decomposition s | BR-SVC s | ratio | ALM")
-    for name, ours, svc, ratio, alm_text in summary:
-        print(f"  {name} | {ours:.2f} | {svc:.2f} | {ratio:.1f}x | {alm_text}")
+        summary.append((name, np.median(ours), np.median(svc), ratio, alm_text, before_text))
+    print("\nsummary: problem | decomposition s | BR-SVC s | ratio | ALM"
+          + (" | before s | before ratio" if before is not None else ""))
+    for name, ours, svc, ratio, alm_text, before_text in summary:
+        print(f"  {name} | {ours:.2f} | {svc:.2f} | {ratio:.1f}x | {alm_text}{before_text}")
 
 
 if __name__ == "__main__":

@@ -228,3 +228,108 @@ def test_a_stall_is_noticed_with_shrinking_on():
     with pytest.warns(ConvergenceWarning, match="stalled"):
         report = RankSVM(kernel="poly", degree=40).fit(data.X, data.Y).fit_report_
     assert not report.converged and report.n_iter <= 3 * STALL_ITERATIONS
+
+
+@st.composite
+def label_graphs(draw):
+    """A working set's label incidence matrix: Q labels, |W| arcs k → l (k ≠ l), repeated arcs and
+    labels no arc touches included."""
+    n_labels = draw(st.integers(2, 8))
+    arcs = draw(st.lists(st.tuples(st.integers(0, n_labels - 1), st.integers(1, n_labels - 1)),
+                         min_size=1, max_size=14))
+    incidence = np.zeros((n_labels, len(arcs)))
+    for column, (k, shift) in enumerate(arcs):
+        incidence[k, column] = 1.0
+        incidence[(k + shift) % n_labels, column] = -1.0
+    return incidence
+
+
+@given(label_graphs())
+def test_independent_rows_keep_the_equalities_and_are_independent(incidence):
+    """The sub-problem's equalities on the rows kept are those of the whole incidence matrix (same
+    null space) and the rows kept are independent (the interior point's Schur complement is then
+    positive definite)."""
+    from scipy.linalg import null_space
+
+    from mlsvm.solvers.rank_svm_decomposition import _independent_rows
+
+    reduced = _independent_rows(incidence)
+    touched = incidence[np.any(incidence != 0.0, axis=1)]
+    rank = np.linalg.matrix_rank(touched)
+    assert reduced.shape == (rank, incidence.shape[1])
+    assert np.linalg.matrix_rank(reduced) == rank
+    # every change the reduced equalities allow keeps all of them
+    assert np.max(np.abs(incidence @ null_space(reduced)), initial=0.0) <= 1e-12
+
+
+def assert_certified_cvxpy_optimum(problem, result):
+    """Certified at SOLVER_TOL by the formulation's functions, CVXPY's optimum on two backends,
+    the equalities kept to round-off."""
+    _, _, primal, dual, gap, kkt = graded(problem, result)
+    assert result.converged and gap <= SOLVER_TOL and kkt <= SOLVER_TOL
+    for backend in (REFERENCE_BACKEND, CROSSCHECK_BACKEND):
+        reference, _ = cvxpy_optimum(problem, backend)
+        assert relative_difference(primal, reference) <= EXACT.objective
+        assert relative_difference(dual, reference) <= EXACT.objective
+    assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
+
+
+def _awkward(name):
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((14, 3))
+    Y = (rng.random((14, 4)) < 0.5).astype(int)
+    Y[0], Y[1] = [1, 0, 0, 0], [0, 1, 1, 0]
+    if name == "a label on every row":
+        Y[:, 3] = 1
+    elif name == "a label on no row":
+        Y[:, 3] = 0
+    elif name == "one instance with pairs":
+        X, Y = X[:1], np.array([[1, 0, 1, 0]])
+    elif name == "duplicated rows":
+        X[7:], Y[7:] = X[:7], Y[:7]
+    elif name == "rows with every label or none":
+        Y[2], Y[3] = 1, 0
+    return rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
+
+
+@pytest.mark.parametrize("name", ["a label on every row", "a label on no row", "one instance with pairs",
+                                  "duplicated rows", "rows with every label or none"])
+@pytest.mark.parametrize("working_set_size", [2, 120])
+def test_awkward_label_structures_match_cvxpy(name, working_set_size):
+    problem = _awkward(name)
+    assert_certified_cvxpy_optimum(problem, decomposition(problem, tol=SOLVER_TOL, working_set_size=working_set_size))
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+@pytest.mark.parametrize("free_step_size", [20, 700])
+def test_the_free_set_step_is_taken_and_matches_cvxpy(monkeypatch, kernel, free_step_size):
+    """The free-set step forced at every iteration (a full check each, threshold +inf), with all
+    free pairs (700) or only those of largest reduced gradient (20), working sets of 4: it runs
+    (sub-problems larger than the regular working set are solved) and the certified optimum is
+    CVXPY's on two backends."""
+    from mlsvm.solvers import rank_svm_decomposition as module
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 3))
+    Y = (rng.random((40, 4)) < 0.4).astype(int)
+    Y[0], Y[1], Y[2:4] = [1, 1, 1, 1], [0, 0, 0, 0], Y[4:6]          # every label, none, duplicates
+    X[2:4] = X[4:6]
+    kernel_args = {"degree": 2, "coef0": 1.0} if kernel == "poly" else {}
+    problem = rs.make_problem(make_kernel(kernel, "scale", X=X, **kernel_args)(X), Y, 1.0)
+    monkeypatch.setattr(module, "FREE_STEP_BELOW", np.inf)
+    monkeypatch.setattr(module, "FREE_STEP_SIZE", free_step_size)
+    monkeypatch.setattr(module, "CHECK_EVERY", 1)
+    sizes, solve = [], module._active_set
+
+    def recorded(hessian, *args, **kwargs):
+        sizes.append(len(hessian))
+        return solve(hessian, *args, **kwargs)
+
+    monkeypatch.setattr(module, "_active_set", recorded)
+    regular = decomposition(problem, tol=SOLVER_TOL, working_set_size=4)
+    largest_regular = max(sizes)
+    monkeypatch.setattr(module, "FREE_STEP_BELOW", -1.0)       # never: the regular sets only
+    sizes.clear()
+    decomposition(problem, tol=SOLVER_TOL, working_set_size=4)
+    assert largest_regular > max(sizes)                         # the free-set step ran
+    assert_certified_cvxpy_optimum(problem, regular)

@@ -18,8 +18,17 @@ the pairs that bound every class's interval for ``b_l − b_k``, hence a descent
 the intervals admit no potentials. The rest of the ``working_set_size`` budget goes to the pairs
 with the largest violation against the best partner of their class.
 
+Free-set step. Once a full check's primal bound (below) has a relative gap under
+:data:`FREE_STEP_BELOW`, each full check's iteration first tries the working set joined with the
+free pairs (``0 < α_t < u_t``; those with the largest reduced gradient at the least-squares biases
+when more than :data:`FREE_STEP_SIZE` pairs in all would result), solved by the active set only:
+near the optimum the free pairs are the ones a Newton step moves, and the first-order selection
+alone approaches them in a slow linear tail. If that sub-problem's active set fails, the regular
+working set is solved in the same iteration.
+
 Sub-problem. The QP restricted to the working set W, the other pairs fixed, with the equalities
-``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept), is solved first by primal–dual
+``Σ_{t∈W} A_t α_t = Σ_{t∈W} A_t α_t^old`` (so ``Aα = 0`` is kept; of the labels W touches, one per
+connected component of its label graph is dropped, :func:`_independent_rows`), is solved first by primal–dual
 active-set rounds (:func:`_active_set`: one KKT solve on the free set per round — a quasi-definite
 regularised LU with iterative refinement, :func:`_equality_qp` —, accepted only as a checked KKT
 point of the sub-problem), else by a dense Mehrotra interior point (:func:`_subproblem`, one
@@ -44,7 +53,8 @@ Frank–Wolfe LP, solved on the pairs near their bound switch). Each full check 
 at least-squares biases (an upper bound) and its relative gap to the dual; the certificate is
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
-warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix.
+warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix (``|W| ≤`` :data:`FREE_STEP_SIZE` in the
+free-set step).
 """
 
 from __future__ import annotations
@@ -53,7 +63,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_solve, lu_factor, lu_solve
+from scipy.linalg.lapack import dgetrf, dgetrs, dpotrf, dpotrs
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -77,6 +87,9 @@ SHRINK_MARGIN = 0.1
 POLISH_BELOW = 1e-3
 #: primal–dual active-set rounds tried on a sub-problem before the interior point
 ACTIVE_SET_ROUNDS = 10
+#: the free-set step (every full check once the primal bound's relative gap is below
+#: FREE_STEP_BELOW): the working set with up to FREE_STEP_SIZE pairs in all, the free ones added
+FREE_STEP_BELOW, FREE_STEP_SIZE = 1e-3, 700
 #: sub-problem interior point: relative complementarity / residual at which it stops, iteration cap
 SUB_TOL, SUB_MAX_ITER = 1e-13, 60
 
@@ -88,11 +101,31 @@ def _pseudo_inverse(matrix):
     return (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
 
 
+def _independent_rows(incidence):
+    """The rows of a working set's label incidence matrix (Q × |W|, each column a +1 and a −1) that
+    are independent: the labels the working set touches, less one label of each connected component
+    of its label graph (the rows of a component sum to 0, and no other dependence exists). The
+    equalities of the rows dropped follow from the others for every change."""
+    touched = np.flatnonzero(np.any(incidence != 0.0, axis=1))
+    incidence = incidence[touched]
+    # reachability by repeated squaring of (adjacency + I); a label is the first of its component
+    # when no earlier label reaches it
+    reach = (np.abs(incidence) @ np.abs(incidence).T) > 0.0
+    while True:
+        wider = (reach.astype(np.float64) @ reach) > 0.0
+        if np.array_equal(wider, reach):
+            break
+        reach = wider
+    keep = np.tril(reach, -1).any(axis=1)
+    return incidence[keep]
+
+
 def _subproblem(hessian, linear, equality, target, upper):
     """Mehrotra's interior point for ``min ½yᵀHy + cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u`` (dense, small).
 
-    The rows of E may be dependent (each column has a +1 and a −1): the Schur complement
-    ``E M⁻¹ Eᵀ`` is inverted on its range (the right-hand side always lies in it)."""
+    E has independent rows (:func:`_independent_rows`), so the Schur complement ``E M⁻¹ Eᵀ`` is
+    positive definite and factored by Cholesky; should round-off make that fail, it is inverted on
+    its range instead (the right-hand side always lies in it)."""
     m = linear.size
     y, slack = 0.5 * upper, 0.5 * upper
     lower_mult, upper_mult = np.ones(m), np.ones(m)
@@ -106,23 +139,33 @@ def _subproblem(hessian, linear, equality, target, upper):
         if (mu <= SUB_TOL * scale * bound and np.max(np.abs(dual_residual)) <= 1e-11 * scale
                 and np.max(np.abs(primal_residual), initial=0.0) <= SUB_TOL * bound):
             break
-        cholesky = ridged_cholesky(hessian + np.diag(lower_mult / y + upper_mult / slack))
-        solve_m = lambda v: cho_solve(cholesky, v, check_finite=False)   # noqa: E731
+        # LAPACK's triangular solves directly (scipy's cho_solve checks cost more at these sizes)
+        system = hessian + np.diag(lower_mult / y + upper_mult / slack)
+        cholesky, info = dpotrf(system, lower=1, clean=0)
+        if info != 0:                                   # indefinite to round-off: a ridge
+            cholesky = ridged_cholesky(system)[0]
+        solve_m = lambda v: dpotrs(cholesky, v, lower=1)[0]   # noqa: E731
         m_inv_et = solve_m(equality.T)
-        schur_pinv = _pseudo_inverse(equality @ m_inv_et)
+        schur = equality @ m_inv_et
+        schur_factor, info = dpotrf(schur, lower=1, clean=1)
+        if info == 0:
+            solve_schur = lambda v: dpotrs(schur_factor, v, lower=1)[0]   # noqa: E731
+        else:
+            schur_pinv = _pseudo_inverse(schur)
+            solve_schur = lambda v: schur_pinv @ v   # noqa: E731
 
         def direction(target_lower, target_upper):
             rhs = -dual_residual + target_lower / y - lower_mult - target_upper / slack + upper_mult
             m_inv_rhs = solve_m(rhs)
-            d_nu = schur_pinv @ (equality @ m_inv_rhs + primal_residual)
+            d_nu = solve_schur(equality @ m_inv_rhs + primal_residual)
             d_y = m_inv_rhs - m_inv_et @ d_nu
             d_lower = (target_lower - y * lower_mult - lower_mult * d_y) / y
             d_upper = (target_upper - slack * upper_mult + upper_mult * d_y) / slack
             return d_y, d_nu, d_lower, d_upper
 
         def lengths(d_y, d_lower, d_upper):
-            return (min(max_step(y, d_y), max_step(slack, -d_y)),
-                    min(max_step(lower_mult, d_lower), max_step(upper_mult, d_upper)))
+            return (max_step(np.concatenate([y, slack]), np.concatenate([d_y, -d_y])),
+                    max_step(np.concatenate([lower_mult, upper_mult]), np.concatenate([d_lower, d_upper])))
 
         zeros = np.zeros(m)
         d_y, _, d_lower, d_upper = direction(zeros, zeros)
@@ -162,10 +205,12 @@ def _equality_qp(hessian, gradient, equality, old, candidate, free):
                           -equality[:, fixed_index] @ change[fixed_index]])
     epsilon = 1e-12 * max(1.0, float(np.max(np.diagonal(system)[:size], initial=0.0)))
     diagonal = np.r_[np.full(size, epsilon), np.full(rows, -epsilon)]
-    factor = lu_factor(system + np.diag(diagonal), check_finite=False)
-    solution = lu_solve(factor, rhs, check_finite=False)
+    # LAPACK's LU directly (scipy.linalg.lu_factor / lu_solve call the same routines; their
+    # argument checks cost more than the factorisation at these sizes)
+    lu, pivots, _ = dgetrf(system + np.diag(diagonal), overwrite_a=True)
+    solution = dgetrs(lu, pivots, rhs)[0]
     for _ in range(2):
-        solution += lu_solve(factor, rhs - system @ solution, check_finite=False)
+        solution += dgetrs(lu, pivots, rhs - system @ solution)[0]
     step = solution[:size]
     residual = equality_free @ step - rhs[size:]
     if rows and np.max(np.abs(residual)) > 1e-15 * max(1.0, float(np.max(np.abs(step), initial=0.0))):
@@ -458,7 +503,8 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         hold_full = hold_full and stalled_for > 0
         stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
         best_dual = max(best_dual, dual)
-        if (iteration - 1) % CHECK_EVERY == 0 or (stagnant and iteration >= next_check):
+        checked = (iteration - 1) % CHECK_EVERY == 0 or (stagnant and iteration >= next_check)
+        if checked:
             # a full check: every pair's gradient (a gather from G, no kernel work)
             gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
             free = (alpha > 0.0) & (alpha < upper)
@@ -504,17 +550,31 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             gradient = np.full(alpha.size, np.nan)  # only the kept entries are read
             gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
             working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
-        rows_of = instance[working]
-        k_w, l_w = relevant[working], irrelevant[working]
-        same = lambda a, b: (a[:, None] == b[None, :]).astype(np.float64)   # noqa: E731
-        hessian = gram[np.ix_(rows_of, rows_of)] * (same(k_w, k_w) - same(k_w, l_w) - same(l_w, k_w) + same(l_w, l_w))
-        incidence = np.zeros((n_labels, working.size))
-        incidence[k_w, np.arange(working.size)] = 1.0
-        incidence[l_w, np.arange(working.size)] = -1.0
-        incidence = incidence[np.any(incidence != 0.0, axis=1)]
-        old = alpha[working]
-        target = incidence @ old
-        new = _active_set(hessian, gradient[working], incidence, old, upper[working])
+        attempts = [working]
+        if checked and bound <= FREE_STEP_BELOW:
+            # the free-set step: the working set with the free pairs (those with the largest
+            # reduced gradient at the least-squares biases when they do not all fit), solved by the
+            # active set only; if that fails, the regular working set in the same iteration
+            inside = np.flatnonzero((alpha > 0.0) & (alpha < upper))
+            room = FREE_STEP_SIZE - working.size
+            if room > 0 and inside.size:
+                if inside.size > room:
+                    inside = inside[np.argpartition(-np.abs(reduced[inside]), room - 1)[:room]]
+                attempts.insert(0, np.union1d(working, inside))
+        for attempt, working in enumerate(attempts):
+            rows_of = instance[working]
+            k_w, l_w = relevant[working], irrelevant[working]
+            incidence = np.zeros((n_labels, working.size))
+            incidence[k_w, np.arange(working.size)] = 1.0
+            incidence[l_w, np.arange(working.size)] = -1.0
+            # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l')
+            hessian = gram[np.ix_(rows_of, rows_of)] * (incidence.T @ incidence)
+            incidence = _independent_rows(incidence)
+            old = alpha[working]
+            target = incidence @ old
+            new = _active_set(hessian, gradient[working], incidence, old, upper[working])
+            if new is not None:
+                break
         exact = new is not None
         if not exact:
             new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
