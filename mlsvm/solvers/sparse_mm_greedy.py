@@ -49,7 +49,7 @@ from scipy.linalg import cho_solve, solve_triangular
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
-from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic
+from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, minimize_with_decrease
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
@@ -372,9 +372,8 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
         u, e = ops.candidate_terms(F, r, columns, coef)
         a = lam * R_inv[r, r] * K_jj
         b = lam * own_scores @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
-        t = minimize_piecewise_quadratic(a, b, u, e, ops.weight)
-        before, after = np.maximum(u, 0.0), np.maximum(u + t[:, None] * e, 0.0)
-        decrease -= 0.5 * a * t * t + b * t + ops.weight * np.sum(after * after - before * before, axis=-1)
+        t, gain = minimize_with_decrease(a, b, u, e, ops.weight)
+        decrease += gain
         coef[:, r] = t
         own_scores[:, r] += t * K_jj
     return decrease, coef
