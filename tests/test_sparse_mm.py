@@ -227,6 +227,29 @@ def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(c
         assert min(phi(s) for s in grid) >= phi(t[row]) - EXACT.objective * max(1.0, abs(phi(t[row])))
 
 
+@settings(max_examples=25)
+@given(st.integers(2, 5), st.integers(1, 4), st.integers(0, 10_000))
+def test_smsvm_class_ordered_candidate_terms_are_the_same_terms(k, count, seed):
+    """sorted_candidate_terms (class order, written by slices) gives, for every candidate and class,
+    exactly the (u, e) pairs of candidate_terms (the direct gathers), as multisets, bit for bit."""
+    rng = np.random.default_rng(seed)
+    n = 3 * k + int(rng.integers(0, 10))
+    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    rng.shuffle(y)
+    ops = form.MarginOperator("smsvm", np.eye(k)[y])
+    F, columns = rng.standard_normal((n, k)), rng.standard_normal((count, n))
+    order, bounds = ops.class_order()
+    assert np.array_equal(np.sort(order), np.arange(n)) and np.all(np.diff(y[order]) >= 0)
+    for r in range(k):
+        coef = rng.standard_normal((count, k))
+        coef[:, r:] = 0.0
+        u, e = ops.candidate_terms(F, r, columns, coef)
+        u_sorted, e_sorted = ops.sorted_candidate_terms(F[order], r, columns[:, order], coef, bounds)
+        assert u_sorted.shape == u.shape
+        for c in range(count):
+            assert sorted(zip(u[c], e[c])) == sorted(zip(u_sorted[c], e_sorted[c]))
+
+
 def test_batched_minimiser_with_decrease_edge_cases():
     """No problems; a zero slope at 0 (t = 0, no decrease); a = 0 with e = 0; the bad shape of e."""
     t, decrease = minimize_with_decrease(np.ones(0), np.ones(0), np.ones((0, 3)), np.ones((0, 3)), 1.0)

@@ -368,8 +368,14 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
     own_scores = F[candidates].copy()     # F_j + K_jj α_{j,·}: the candidate's own row, as it moves
     coef = np.zeros((len(candidates), F.shape[1]))
     decrease = np.zeros(len(candidates))
+    if ops.model == "smsvm":   # the scores and columns in class order, once for all classes
+        order, bounds = ops.class_order()
+        F_sorted, columns_sorted = F[order], columns[:, order]
+        terms = lambda r: ops.sorted_candidate_terms(F_sorted, r, columns_sorted, coef, bounds)
+    else:
+        terms = lambda r: ops.candidate_terms(F, r, columns, coef)
     for r in range(F.shape[1]):
-        u, e = ops.candidate_terms(F, r, columns, coef)
+        u, e = terms(r)
         a = lam * R_inv[r, r] * K_jj
         b = lam * own_scores @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
         t, gain = minimize_with_decrease(a, b, u, e, ops.weight)
