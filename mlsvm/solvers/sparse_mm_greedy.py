@@ -378,7 +378,15 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
         u, e = terms(r)
         a = lam * R_inv[r, r] * K_jj
         b = lam * own_scores @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
-        t, gain = minimize_with_decrease(a, b, u, e, ops.weight)
+        if ops.model == "smsvm":
+            # the terms of other classes' points rarely change state: bound, fold, iterate on the rest
+            t, gain = minimize_with_decrease(a, b, u, e, ops.weight)
+        else:
+            # SM3L (n terms per label, u shared by the candidates) settles in one or two Newton steps:
+            # the bound and folding cost more there (bibtex, 2000 rows: 0.40 s against 0.31 s)
+            t = minimize_piecewise_quadratic(a, b, u, e, ops.weight)
+            before, after = np.maximum(u, 0.0), np.maximum(u + t[:, None] * e, 0.0)
+            gain = -(0.5 * a * t * t + b * t + ops.weight * np.sum(after * after - before * before, axis=-1))
         decrease += gain
         coef[:, r] = t
         own_scores[:, r] += t * K_jj
