@@ -19,7 +19,7 @@ from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.sparse_mm_greedy import candidate_gains, greedy_sparse
-from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, sorted_root
+from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, minimize_with_decrease, sorted_root
 from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.report import relative_difference
 from mlsvm.formulations.evaluation import inf_norm
@@ -196,6 +196,71 @@ def test_exact_line_search_matches_sorted_breakpoints_and_is_a_minimum(m, a, b, 
     phi = lambda s: 0.5 * a * s * s + b * s + weight * np.sum(np.maximum(0.0, u + s * e) ** 2)
     grid = t + np.linspace(-1, 1, 41) * max(1.0, abs(t))
     assert min(phi(s) for s in grid) >= phi(t) - EXACT.objective * max(1.0, abs(phi(t)))
+
+
+@settings(max_examples=40)
+@given(st.integers(1, 6), st.integers(0, 40), st.floats(1e-4, 1e2), st.floats(0.0, 10.0), st.sampled_from([0.5, 1.0]),
+       st.booleans(), st.booleans(), st.integers(0, 10_000))
+def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(count, m, a, b_scale, weight, shared_u,
+                                                                               integer_data, seed):
+    """minimize_with_decrease (the candidate scoring's solver, which folds the terms that keep their
+    state on the bracket) against the sorted-breakpoint root and a direct evaluation of φ: same
+    minimiser, decrease φ(0) − φ(t) as evaluated from scratch, and no point of a grid around t lower.
+    Integer data put roots and breakpoints on each other and zeros in u and e."""
+    rng = np.random.default_rng(seed)
+    u = rng.standard_normal(m if shared_u else (count, m)) * 3
+    e = rng.standard_normal((count, m)) * (rng.random((count, m)) < 0.8)
+    if integer_data:
+        u, e = np.round(u), np.round(e)
+    a_rows = a * rng.uniform(0.5, 2.0, count)
+    b_rows = b_scale * rng.standard_normal(count)
+    t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight)
+    reference = minimize_piecewise_quadratic(a_rows, b_rows, u, e, weight)
+    U = np.broadcast_to(u, e.shape)
+    for row in range(count):
+        phi = lambda s: 0.5 * a_rows[row] * s * s + b_rows[row] * s + weight * np.sum(np.maximum(0.0, U[row] + s * e[row]) ** 2)
+        root = sorted_root(a_rows[row], b_rows[row], U[row], e[row], weight)
+        assert abs(t[row] - root) <= 1e-9 * max(1.0, abs(root))
+        assert abs(t[row] - reference[row]) <= 1e-9 * max(1.0, abs(root))
+        assert abs(decrease[row] - (phi(0.0) - phi(t[row]))) <= EXACT.objective * max(1.0, phi(0.0))
+        grid = t[row] + np.linspace(-1, 1, 41) * max(1.0, abs(t[row]))
+        assert min(phi(s) for s in grid) >= phi(t[row]) - EXACT.objective * max(1.0, abs(phi(t[row])))
+
+
+@settings(max_examples=25)
+@given(st.integers(2, 5), st.integers(1, 4), st.integers(0, 10_000))
+def test_smsvm_class_ordered_candidate_terms_are_the_same_terms(k, count, seed):
+    """sorted_candidate_terms (class order, written by slices) gives, for every candidate and class,
+    exactly the (u, e) pairs of candidate_terms (the direct gathers), as multisets, bit for bit."""
+    rng = np.random.default_rng(seed)
+    n = 3 * k + int(rng.integers(0, 10))
+    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    rng.shuffle(y)
+    ops = form.MarginOperator("smsvm", np.eye(k)[y])
+    F, columns = rng.standard_normal((n, k)), rng.standard_normal((count, n))
+    order, bounds = ops.class_order()
+    assert np.array_equal(np.sort(order), np.arange(n)) and np.all(np.diff(y[order]) >= 0)
+    for r in range(k):
+        coef = rng.standard_normal((count, k))
+        coef[:, r:] = 0.0
+        u, e = ops.candidate_terms(F, r, columns, coef)
+        u_sorted, e_sorted = ops.sorted_candidate_terms(F[order], r, columns[:, order], coef, bounds)
+        assert u_sorted.shape == u.shape
+        for c in range(count):
+            assert sorted(zip(u[c], e[c])) == sorted(zip(u_sorted[c], e_sorted[c]))
+
+
+def test_batched_minimiser_with_decrease_edge_cases():
+    """No problems; a zero slope at 0 (t = 0, no decrease); a = 0 with e = 0; the bad shape of e."""
+    t, decrease = minimize_with_decrease(np.ones(0), np.ones(0), np.ones((0, 3)), np.ones((0, 3)), 1.0)
+    assert t.shape == decrease.shape == (0,)
+    u, e = np.array([[-1.0, 2.0], [0.5, -0.5]]), np.array([[1.0, 0.0], [0.0, 0.0]])
+    t, decrease = minimize_with_decrease(np.array([1.0, 0.0]), np.array([-4.0, -1.0]), u, e, 0.5)
+    assert t[1] == 0.0 and decrease[1] == 0.0 and t[0] == pytest.approx(sorted_root(1.0, -4.0, u[0], e[0], 0.5))
+    t, decrease = minimize_with_decrease(1.0, 0.0, np.array([[-1.0, -2.0]]), np.array([[1.0, 1.0]]), 1.0)
+    assert t[0] == 0.0 and decrease[0] == 0.0
+    with pytest.raises(ValueError, match="e must be a 2-D array"):
+        minimize_with_decrease(1.0, 0.0, np.zeros(3), np.zeros(3), 1.0)
 
 
 def test_reproducible_with_random_state():

@@ -274,6 +274,62 @@ class MarginOperator:
         return (np.concatenate([u_other, u_own.reshape(count, -1)], axis=1),
                 np.concatenate([columns[:, other], e_own.reshape(count, -1)], axis=1))
 
+    def class_order(self):
+        """SMSVM: ``(order, bounds)``, the training points sorted by class (stable) and the start of
+        each class's block in that order (``bounds[r]:bounds[r + 1]``), for
+        :meth:`sorted_candidate_terms`."""
+        order = np.argsort(self.label, kind="stable")
+        return order, np.searchsorted(self.label[order], np.arange(self.Y.shape[1] + 1))
+
+    def sorted_candidate_terms(self, F_sorted: np.ndarray, r: int, columns_sorted: np.ndarray, coef: np.ndarray,
+                               bounds: np.ndarray):
+        """SMSVM: the terms of :meth:`candidate_terms` (the same values: the same arithmetic on each
+        term), in another order, from the scores and kernel columns in class order (rows ``order`` of
+        :meth:`class_order`, formed once for all classes). In that order the points of one class
+        are a block, so the terms are written into two arrays by slices: the points of other
+        classes (only the classes before r have moved: ``coef[:, r:] = 0``), then the (k − 1) terms of
+        each point of class r. The gathers and concatenations of :meth:`candidate_terms` cost more
+        than the 1-D problems they feed.
+
+        Parameters
+        ----------
+        F_sorted : array of shape (n, k)
+            The current scores, rows in class order.
+        r : int
+            The class that moves.
+        columns_sorted : array of shape (κ, n)
+            The candidates' kernel columns, entries in class order.
+        coef : array of shape (κ, k)
+            The candidates' coefficients so far (0 from class r on).
+        bounds : array of shape (k + 1,)
+            The class blocks of the order (:meth:`class_order`).
+        """
+        count, n = columns_sorted.shape
+        k = F_sorted.shape[1]
+        start, stop = bounds[r], bounds[r + 1]
+        size = stop - start
+        outside = n - size
+        label_sorted = np.repeat(np.arange(k), np.diff(bounds))
+        true_score = F_sorted[np.arange(n), label_sorted]
+        u = np.empty((count, outside + (k - 1) * size))
+        e = np.empty_like(u)
+        # (i, r), y_i ≠ r: 1 + S[i, r] − S[i, y_i], S = F + columns ⊗ coef (coef[:, y_i] = 0 for y_i > r)
+        u[:, :start] = 1.0 + F_sorted[:start, r] - true_score[:start]
+        u[:, start:outside] = 1.0 + F_sorted[stop:, r] - true_score[stop:]
+        for p in range(r):
+            block = slice(bounds[p], bounds[p + 1])
+            u[:, block] = u[:, block] - columns_sorted[:, block] * coef[:, p, None]
+        e[:, :start] = columns_sorted[:, :start]
+        e[:, start:outside] = columns_sorted[:, stop:]
+        # (i, p), y_i = r, p ≠ r: 1 + S[i, p] − S[i, r]
+        rest = np.delete(np.arange(k), r)
+        own = columns_sorted[:, start:stop]
+        u_own = u[:, outside:].reshape(count, size, k - 1)
+        np.multiply(own[:, :, None], coef[:, None, rest], out=u_own)
+        u_own += (1.0 + F_sorted[start:stop][:, rest] - F_sorted[start:stop, r][:, None])[None]
+        np.negative(own[:, :, None], out=e[:, outside:].reshape(count, size, k - 1))
+        return u, e
+
     def slack(self, F: np.ndarray) -> np.ndarray:
         """``ξ = max(0, 1 + T(F))`` on Ω, 0 elsewhere."""
         return np.where(self.mask, np.maximum(0.0, 1.0 + self.forward(F)), 0.0)

@@ -49,7 +49,7 @@ from scipy.linalg import cho_solve, solve_triangular
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
-from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic
+from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, minimize_with_decrease
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
@@ -368,13 +368,26 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
     own_scores = F[candidates].copy()     # F_j + K_jj α_{j,·}: the candidate's own row, as it moves
     coef = np.zeros((len(candidates), F.shape[1]))
     decrease = np.zeros(len(candidates))
+    if ops.model == "smsvm":   # the scores and columns in class order, once for all classes
+        order, bounds = ops.class_order()
+        F_sorted, columns_sorted = F[order], columns[:, order]
+        terms = lambda r: ops.sorted_candidate_terms(F_sorted, r, columns_sorted, coef, bounds)
+    else:
+        terms = lambda r: ops.candidate_terms(F, r, columns, coef)
     for r in range(F.shape[1]):
-        u, e = ops.candidate_terms(F, r, columns, coef)
+        u, e = terms(r)
         a = lam * R_inv[r, r] * K_jj
         b = lam * own_scores @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
-        t = minimize_piecewise_quadratic(a, b, u, e, ops.weight)
-        before, after = np.maximum(u, 0.0), np.maximum(u + t[:, None] * e, 0.0)
-        decrease -= 0.5 * a * t * t + b * t + ops.weight * np.sum(after * after - before * before, axis=-1)
+        if ops.model == "smsvm":
+            # the terms of other classes' points rarely change state: bound, fold, iterate on the rest
+            t, gain = minimize_with_decrease(a, b, u, e, ops.weight)
+        else:
+            # SM3L (n terms per label, u shared by the candidates) settles in one or two Newton steps:
+            # the bound and folding cost more there (bibtex, 2000 rows: 0.40 s against 0.31 s)
+            t = minimize_piecewise_quadratic(a, b, u, e, ops.weight)
+            before, after = np.maximum(u, 0.0), np.maximum(u + t[:, None] * e, 0.0)
+            gain = -(0.5 * a * t * t + b * t + ops.weight * np.sum(after * after - before * before, axis=-1))
+        decrease += gain
         coef[:, r] = t
         own_scores[:, r] += t * K_jj
     return decrease, coef
