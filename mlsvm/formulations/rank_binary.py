@@ -246,10 +246,29 @@ def optimal_bias(scores: np.ndarray, y: np.ndarray) -> float:
     y : array of shape (n,)
         Signed labels.
     """
+    scores, y = np.asarray(scores, dtype=np.float64), np.asarray(y, dtype=np.float64)
     kinks = np.unique(y - scores)
-    losses = np.maximum(0.0, 1.0 - y[None, :] * (scores[None, :] + kinks[:, None])).sum(axis=1)
+    # the loss at every kink from sorted prefix sums, O(n log n) and O(n) memory (the direct
+    # kinks × n table is an n × n array: 2 GB at n = 16,000): with k_i = y_i − g_i the loss is
+    # Σ_{y=+1} (k_i − b)₊ + Σ_{y=−1} (b − k_i)₊
+    positive = np.sort((y - scores)[y > 0])
+    negative = np.sort((y - scores)[y <= 0])
+    above = positive.size - np.searchsorted(positive, kinks, side="right")
+    below = np.searchsorted(negative, kinks, side="left")
+    tail = np.concatenate([np.cumsum(positive[::-1])[::-1], [0.0]])
+    head = np.concatenate([[0.0], np.cumsum(negative)])
+    approximate = (tail[positive.size - above] - above * kinks) + (below * kinks - head[below])
+    # the candidates within the prefix sums' round-off of the least, then their losses summed
+    # directly (as the kinks × n table did: the same kinks are optimal to the last bit)
+    magnitude = np.abs(positive).sum() + np.abs(negative).sum() + y.size * np.abs(kinks).max()
+    slack = 1e-9 * max(1.0, float(approximate.min())) + 1e-13 * magnitude
+    candidates = kinks[approximate <= approximate.min() + slack]
+    block = max(1, 2**20 // max(1, y.size))
+    losses = np.concatenate([
+        np.maximum(0.0, 1.0 - y[None, :] * (scores[None, :] + candidates[start:start + block, None])).sum(axis=1)
+        for start in range(0, candidates.size, block)])
     best = losses.min()
-    optimal = kinks[losses <= best + 1e-12 * max(1.0, best)]
+    optimal = candidates[losses <= best + 1e-12 * max(1.0, best)]
     return float(0.5 * (optimal.min() + optimal.max()))
 
 
