@@ -235,7 +235,11 @@ class _Label:
         self.status = np.where(beta <= 1e-8 * c, 0, np.where(beta >= c * (1 - 1e-8), 2, 1)).astype(np.int8)
         # the same solution's sets read from its margins instead (an inexact dual puts many points
         # strictly inside the box; its margins are often the better guess): tried when β's fail
-        margin = self.y * model.decision_function(data)
+        if self.gram is not None:
+            margin = self.y * model.decision_function(data)
+        else:   # through w = Lᵀ(dual_coef) in O(n r) (LIBSVM's decision_function: O(n · #SV · r))
+            w = self.factor[model.support_].T @ model.dual_coef_.ravel()
+            margin = self.y * (self.factor @ w + model.intercept_[0])
         spread = MARGIN_START_TOL * max(1.0, np.abs(margin).max())
         self._margin_status = np.where(margin > 1 + spread, 0, np.where(margin < 1 - spread, 2, 1)).astype(np.int8)
 
