@@ -581,7 +581,9 @@ class _Label:
         free, A, zeta = self.rep
         m = free.size
         A_eq = np.hstack([A, -zeta[:, 1:2]])
-        A_ub = np.hstack([np.eye(m), -np.ones((m, 1))])
+        # β_F − c ≤ 0 as a sparse matrix: a dense m × m identity is 8m² bytes (1.6 GB at m = 14,000
+        # free points; the feature route's only n × n-sized array); HiGHS reads it sparse either way
+        A_ub = sp.hstack([sp.identity(m, format="csr"), sp.csr_matrix(-np.ones((m, 1)))], format="csr")
         ends = []
         for sign in (1.0, -1.0):
             cost = np.zeros(m + 1)
