@@ -93,7 +93,7 @@ def _fit(model: str, kernel: str, X, Y) -> dict:
         est.fit(X, Y)
     report = est.fit_report_
     return {"solver": report.solver, "converged": bool(report.converged), "gap": float(report.relative_gap),
-            "n_iter": int(report.n_iter),
+            "n_iter": int(report.n_iter), "stop_rule": report.stop_rule,
             "warnings": sorted({type(w.message).__name__ for w in caught})}
 
 

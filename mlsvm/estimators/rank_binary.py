@@ -15,6 +15,7 @@ import numpy as np
 from mlsvm.data import check_scalar, to_signed
 from mlsvm.estimators._base import KernelMultilabelEstimator
 from mlsvm.formulations import rank_binary as formulation
+from mlsvm.solvers.rank_binary_waterfill import feature_route
 
 __all__ = ["DECODINGS", "decode", "decoding_cost", "categorical_codes", "cr_loss", "BinaryApproachSVM",
            "CategoricalRegressionSVM"]
@@ -172,6 +173,13 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
         """The linear kernel's factor ``X`` (``K = XXᵀ``) for the certificate, else None."""
         return self.X_fit_ if self.kernel == "linear" else None
 
+    def _train_gram(self, X):
+        """No Gram matrix for the linear kernel when water-filling works on the features
+        (``d ≤ n/2``, :func:`~mlsvm.solvers.rank_binary_waterfill.feature_route`): the problem then
+        has ``gram=None`` and every product with K is ``X(Xᵀ·)`` (memory O(n·d + n·q))."""
+        self._linear_without_gram = self.kernel == "linear" and feature_route(*X.shape)
+        return super()._train_gram(X)
+
     def _problem(self, gram: np.ndarray, Y: np.ndarray) -> formulation.BinaryApproachProblem:
         self._check_decoding(Y.shape[1])
         return formulation.BinaryApproachProblem(gram, Y, self.C, features=self._linear_features())
@@ -179,9 +187,16 @@ class BinaryApproachSVM(KernelMultilabelEstimator):
     def _set_fitted(self, problem, result, evaluation, Y) -> None:
         self.dual_coef_, self.intercept_ = evaluation.extra["coef"], evaluation.extra["b"]
         self.alpha_, self.label_weights_ = result.dual["alpha"], result.dual["lam"]
+        if self.kernel == "linear":   # w_k = Xᵀ dual_coef_k: scores without a test Gram matrix
+            self.coef_ = np.asarray(self.X_fit_.T @ self.dual_coef_)
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return gram_test @ self.dual_coef_ + self.intercept_
+
+    def _scores(self, X) -> np.ndarray:
+        if self.kernel == "linear":
+            return self._linear_scores(X)
+        return super()._scores(X)
 
     def _decide(self, scores: np.ndarray) -> np.ndarray:
         if self.codes_ is None:

@@ -172,7 +172,8 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
     Ys = problem.signed
     n, q = Ys.shape
     two_signs = np.array([np.any(Ys[:, k] > 0) and np.any(Ys[:, k] < 0) for k in range(q)])
-    factor = gram_factor(problem.gram)
+    gram = problem.gram_matrix   # this (unregistered) solver works on the n × n matrix
+    factor = gram_factor(gram)
     lp = {k: _hinge_lp(factor, Ys[:, k], problem.box) for k in np.flatnonzero(two_signs)}
     lp_norm = {k: (float(r[1] @ r[1]) if r is not None else np.inf) for k, r in lp.items()}
     switched = np.zeros(q, dtype=bool)   # labels fixed at λ_k = 0 with their LP solution
@@ -189,24 +190,24 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
         lam_used = lam.copy()
         for k in np.flatnonzero((lam > 0) & ~switched):
             C_label = problem.C / (2.0 * q * lam[k])
-            beta[:, k] = _label_svm(problem.gram, Ys[:, k], C_label, inner_tol)
+            beta[:, k] = _label_svm(gram, Ys[:, k], C_label, inner_tol)
             alpha[:, k] = 2.0 * lam[k] * beta[:, k]
         alpha = np.clip(alpha, 0.0, problem.box)
         # w_k = Σ_i β_ik y_ik φ(x_i), each label SVM's own primal (= u_k/(2λ_k)); unlike the dual map
         # it stays defined as λ_k → 0, where w_k is any zero-loss separator inside the norm ball.
         coef = beta * Ys
-        svm_norms = formulation.label_norms(problem.gram, coef)
+        svm_norms = formulation.label_norms(gram, coef)
         for k in np.flatnonzero(switched):
             alpha[:, k] = lp[k][0]
             coef[:, k] = formulation.coefficients_from_factor(factor, lp[k][1][:, None])[:, 0]
-        raw = problem.gram @ coef
+        raw = gram @ coef
         b = np.array([formulation.optimal_bias(raw[:, k], Ys[:, k]) for k in range(q)])
         mapped, mapped_b, lam = formulation.coef_from_dual(problem, np.where(switched, 0.0, alpha))
         lam[switched] = 0.0
         primal = formulation.primal_objective(problem, coef, b)
         # second upper bound: the dual map (equal norms S/2 on the free labels), LP points kept
         mapped[:, switched] = coef[:, switched]
-        raw = problem.gram @ mapped
+        raw = gram @ mapped
         mapped_b = np.array([formulation.optimal_bias(raw[:, k], Ys[:, k]) for k in range(q)])
         mapped_primal = formulation.primal_objective(problem, mapped, mapped_b)
         if mapped_primal < primal:
@@ -227,7 +228,7 @@ def solve_binary_approach(problem: formulation.BinaryApproachProblem, *, tol: fl
             break
         # a label whose λ_k collapses and whose hinge minimiser fits in the ball ‖w‖² ≤ t of the
         # others is switched to λ_k = 0 with its exact LP solution (module docstring, "exact").
-        norms = formulation.label_norms(problem.gram, coef)
+        norms = formulation.label_norms(gram, coef)
         free = two_signs & ~switched
         switched_before = switched.copy()
         t = norms[free].max() if free.any() else 0.0

@@ -55,6 +55,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import linprog, lsq_linear
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
@@ -63,7 +64,7 @@ from mlsvm.formulations import rank_binary as formulation
 from mlsvm.kernels import gram_factor
 from mlsvm.solvers.result import SolverResult, relative_gap
 
-__all__ = ["solve_rank_binary_waterfill"]
+__all__ = ["solve_rank_binary_waterfill", "feature_route"]
 
 STOP_RULE = "relative duality gap and scaled KKT residuals"
 #: PDAS: a coefficient is at a bound / a margin is violated beyond these (relative) tolerances
@@ -141,6 +142,40 @@ def _low_rank_factor(gram, max_rank, tol):
     return None
 
 
+def feature_route(n_samples: int, n_features: int) -> bool:
+    """Does water-filling work in the coordinates of the linear kernel's features (never forming
+    the n × n Gram matrix)? When ``d ≤ LOW_RANK_FRACTION · n``, the rule by which a Gram matrix's
+    factor mode is chosen; above it the dense label systems are no larger than the factor's and
+    the n × n matrix is at most 2 n d numbers (docs/rank_binary.md, "Linear kernel").
+
+    Parameters
+    ----------
+    n_samples : int
+        n, the number of training samples.
+    n_features : int
+        d, the number of features.
+    """
+    return n_features <= LOW_RANK_FRACTION * n_samples
+
+
+def _feature_factor(features, kappa):
+    """A dense factor ``L`` of the scaled linear Gram matrix ``X Xᵀ / κ``: ``X/√κ`` itself when X has
+    full column rank (exact, no residual), else ``X V_r/√κ`` over the eigenvectors of ``XᵀX`` whose
+    eigenvalues exceed ``FACTOR_RTOL`` of the largest (the rule of the Gram route's eigen-factor,
+    :func:`mlsvm.kernels.gram_factor`). O(n d²) time, O(n d) memory."""
+    dense = features.toarray() if sp.issparse(features) else np.array(features, dtype=float)
+    dense /= np.sqrt(kappa)
+    if dense.shape[1] == 0:
+        return np.zeros((dense.shape[0], 1))
+    values, vectors = np.linalg.eigh(dense.T @ dense)
+    keep = values > FACTOR_RTOL * max(values[-1], np.finfo(float).tiny)
+    if keep.all():
+        return dense
+    if not keep.any():
+        return np.zeros((dense.shape[0], 1))
+    return dense @ vectors[:, keep]
+
+
 class _InnerFailure(RuntimeError):
     """A label SVM whose active-set solve did not converge (the solver then warns and stops)."""
 
@@ -152,6 +187,8 @@ class _Label:
     path's slope), valid for ``c`` in ``[lo, hi]``; the norm ``‖w‖² = A + 2Bc + Dc²`` there."""
 
     def __init__(self, gram, y, c, factor=None, low_rank=None):
+        # ``gram`` is None on the linear kernel's feature route: ``low_rank`` (the features) is then
+        # an exact factor and every product with K goes through it
         self.gram, self.y, self.n = gram, y, y.size
         # factor mode: ``low_rank`` (K ≈ L Lᵀ) from the start, or ``factor()`` returns a low-rank L
         # (or None) the first time a dense free-set system is singular
@@ -187,15 +224,22 @@ class _Label:
 
     def _start(self, c, tol):
         """Active set from LIBSVM (scikit-learn's SVC) at ``c``: a warm start for PDAS."""
+        # the feature route: LIBSVM's linear kernel on the factor (K = L Lᵀ, kernel values from its
+        # rows; no n × n matrix), the same problem as the precomputed Gram matrix
+        data, kernel = (self.gram, "precomputed") if self.gram is not None else (self.factor, "linear")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model = SVC(C=c, kernel="precomputed", tol=tol, max_iter=1_000_000).fit(self.gram, self.y)
+            model = SVC(C=c, kernel=kernel, tol=tol, max_iter=1_000_000).fit(data, self.y)
         beta = np.zeros(self.n)
         beta[model.support_] = np.abs(model.dual_coef_.ravel())
         self.status = np.where(beta <= 1e-8 * c, 0, np.where(beta >= c * (1 - 1e-8), 2, 1)).astype(np.int8)
         # the same solution's sets read from its margins instead (an inexact dual puts many points
         # strictly inside the box; its margins are often the better guess): tried when β's fail
-        margin = self.y * model.decision_function(self.gram)
+        if self.gram is not None:
+            margin = self.y * model.decision_function(data)
+        else:   # through w = Lᵀ(dual_coef) in O(n r) (LIBSVM's decision_function: O(n · #SV · r))
+            w = self.factor[model.support_].T @ model.dual_coef_.ravel()
+            margin = self.y * (self.factor @ w + model.intercept_[0])
         spread = MARGIN_START_TOL * max(1.0, np.abs(margin).max())
         self._margin_status = np.where(margin > 1 + spread, 0, np.where(margin < 1 - spread, 2, 1)).astype(np.int8)
 
@@ -352,21 +396,21 @@ class _Label:
             return theta, None
         return theta, residual
 
+    def _times(self, v):
+        """``K v`` (through the factor in factor mode)."""
+        if self.factor is not None:
+            return self.factor @ (self.factor.T @ v)
+        return self.gram @ v
+
     def _products(self, p, q):
         """``K p`` and ``K q`` (through the factor in factor mode)."""
-        if self.factor is not None:
-            L = self.factor
-            return L @ (L.T @ p), L @ (L.T @ q)
-        return self.gram @ p, self.gram @ q
+        return self._times(p), self._times(q)
 
     def _violations(self, status, path, c):
         p, q, bp, bq, _ = path
         coef = p + c * q
         beta = self.y * coef
-        if self.factor is not None:
-            scores = self.factor @ (self.factor.T @ coef)
-        else:
-            scores = self.gram @ coef
+        scores = self._times(coef)
         margin = self.y * (scores + bp + c * bq)
         # a free point off its margin: the free equations were inconsistent (a singular K_FF, e.g. a
         # linear kernel with more free points than its rank + 1; lstsq then fits them only in least
@@ -399,7 +443,7 @@ class _Label:
         best, best_status, single = np.inf, status, False
         for _ in range(max_iter):
             if not np.any(status == 1):   # the bias needs a free equation: the point nearest the margin
-                scores = self.gram @ np.where(status == 2, c * self.y, 0.0)
+                scores = self._times(np.where(status == 2, c * self.y, 0.0))
                 margin = self.y * (scores + formulation.optimal_bias(scores, self.y))
                 status[np.argmin(np.abs(margin - 1.0))] = 1
             path = self._kkt(status, c)
@@ -537,7 +581,9 @@ class _Label:
         free, A, zeta = self.rep
         m = free.size
         A_eq = np.hstack([A, -zeta[:, 1:2]])
-        A_ub = np.hstack([np.eye(m), -np.ones((m, 1))])
+        # β_F − c ≤ 0 as a sparse matrix: a dense m × m identity is 8m² bytes (1.6 GB at m = 14,000
+        # free points; the feature route's only n × n-sized array); HiGHS reads it sparse either way
+        A_ub = sp.hstack([sp.identity(m, format="csr"), sp.csr_matrix(-np.ones((m, 1)))], format="csr")
         ends = []
         for sign in (1.0, -1.0):
             cost = np.zeros(m + 1)
@@ -684,14 +730,24 @@ class _Waterfill:
         self.problem = problem
         self.Ys = problem.signed
         n, q = self.Ys.shape
-        self.kappa = max(float(np.max(np.diag(problem.gram))), np.finfo(float).tiny)
-        gram = np.ascontiguousarray(problem.gram / self.kappa)
+        features = problem.features
+        if features is not None and feature_route(n, features.shape[1]):
+            # linear kernel, d ≤ n/2: the features are an exact factor (K = X Xᵀ); κ from the row
+            # norms, every label in factor mode, and no n × n matrix
+            rows = features.multiply(features).sum(axis=1) if sp.issparse(features) else \
+                np.einsum("ij,ij->i", features, features)
+            self.kappa = max(float(np.max(rows)), np.finfo(float).tiny)
+            gram, low_rank = None, _feature_factor(features, self.kappa)
+        else:
+            K = problem.gram_matrix
+            self.kappa = max(float(np.max(np.diag(K))), np.finfo(float).tiny)
+            gram = np.ascontiguousarray(K / self.kappa)
+            # a low-rank Gram (a linear kernel with n > d + 1, duplicated rows): every label in factor mode
+            low_rank = _low_rank_factor(gram, min(LOW_RANK_MAX, LOW_RANK_FRACTION * n), FACTOR_TOL)
         self.labels_gram = gram
         self.scale = self.kappa * problem.C / (2 * q)   # μ_k = scale / c_k (c_k: C_k in scaled units)
         two_signs = [k for k in range(q) if np.any(self.Ys[:, k] > 0) and np.any(self.Ys[:, k] < 0)]
         self.c0 = self.scale * max(1, len(two_signs))   # μ uniform over the two-sign labels
-        # a low-rank Gram (a linear kernel with n > d + 1, duplicated rows): every label in factor mode
-        low_rank = _low_rank_factor(gram, min(LOW_RANK_MAX, LOW_RANK_FRACTION * n), FACTOR_TOL)
         self._factor = None if low_rank is None else (low_rank,)
         self.labels = {k: _Label(gram, self.Ys[:, k], self.c0, factor=self.factor, low_rank=low_rank)
                        for k in two_signs}
