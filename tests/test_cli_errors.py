@@ -165,3 +165,58 @@ def test_ctrl_c_is_one_line_and_status_130():
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     assert stderr.strip() == "mlsvm verify: interrupted"
+
+
+OSQP_UNDER_CTRL_C = """
+import cvxpy as cp, numpy as np
+from mlsvm.solvers.cvxpy_tools import solve
+A = np.random.default_rng(0).standard_normal((300, 50))
+x = cp.Variable(50)
+problem = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - 1) + cp.norm1(x)), [x >= -1, x <= 1])
+try:   # tolerances it cannot reach: it iterates until interrupted (or 2e6 iterations, about 100 s)
+    solve(problem, "OSQP", max_iter=2_000_000, eps_abs=1e-15, eps_rel=1e-15, polishing=False, verbose=True)
+    print("RESULT finished")
+except KeyboardInterrupt:
+    print("RESULT KeyboardInterrupt")
+except Exception as exc:
+    print("RESULT", type(exc).__name__)
+"""
+
+
+def test_ctrl_c_inside_osqp_is_a_keyboard_interrupt_not_a_failed_solve():
+    """OSQP catches SIGINT itself and returns "interrupted by user" (CVXPY: SolverError), which would
+    make Ctrl-C during a verify row a failed check and the program go on. The signal is sent once
+    OSQP prints its iteration header, so it arrives while OSQP iterates."""
+    process = subprocess.Popen([sys.executable, "-c", OSQP_UNDER_CTRL_C], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    for line in process.stdout:
+        if line.startswith("iter"):
+            break
+    process.send_signal(signal.SIGINT)
+    stdout, _ = process.communicate(timeout=120)
+    assert "RESULT KeyboardInterrupt" in stdout, stdout[-500:]
+
+
+def test_an_osqp_interrupted_status_raises_keyboard_interrupt(monkeypatch):
+    """The same without a signal: a solve whose raw OSQP status is "interrupted by user"."""
+    from types import SimpleNamespace
+
+    import cvxpy as cp
+
+    from mlsvm.solvers import cvxpy_tools
+
+    x = cp.Variable()
+    problem = cp.Problem(cp.Minimize(cp.square(x - 1)))
+
+    def interrupted(*args, **kwargs):
+        problem._solver_cache["OSQP"] = (None, None, SimpleNamespace(info=SimpleNamespace(
+            status_val=cvxpy_tools.OSQP_INTERRUPTED)))
+        raise cp.error.SolverError("Solver 'OSQP' failed.")
+
+    monkeypatch.setattr(problem, "solve", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cvxpy_tools.solve(problem, "OSQP")
+    monkeypatch.setattr(problem, "solve", lambda *a, **k: 1.0)   # a different status: no interrupt
+    problem._solver_cache["OSQP"] = (None, None, SimpleNamespace(info=SimpleNamespace(status_val=1)))
+    with pytest.raises(cvxpy_tools.GroundTruthError):
+        cvxpy_tools.solve(problem, "OSQP")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import cvxpy as cp
 import numpy as np
+import osqp
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations.evaluation import relative_difference
@@ -48,6 +49,27 @@ class GroundTruthError(RuntimeError):
     """A CVXPY backend did not return an optimal solution."""
 
 
+#: OSQP's status "interrupted by user" (-5 before OSQP 1.0)
+OSQP_INTERRUPTED = osqp.SolverStatus.OSQP_SIGINT if hasattr(osqp, "SolverStatus") else -5
+
+
+def _raise_if_interrupted(problem: cp.Problem, solver: str) -> None:
+    """Raise KeyboardInterrupt when OSQP stopped on Ctrl-C.
+
+    OSQP installs its own SIGINT handler while it iterates, so Python never sees the signal:
+    OSQP returns the status "interrupted by user", which CVXPY turns into a SolverError.
+    Ctrl-C must stop the program, not count as a failed solve. CVXPY keeps OSQP's raw results
+    in the problem's solver cache; Clarabel and ECOS let the KeyboardInterrupt through.
+    """
+    if solver != "OSQP":
+        return
+    cached = getattr(problem, "_solver_cache", None) or {}
+    results = cached.get("OSQP", (None, None, None))[2]
+    status = getattr(getattr(results, "info", None), "status_val", None)
+    if status is not None and status == OSQP_INTERRUPTED:
+        raise KeyboardInterrupt
+
+
 def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
     """Solve ``problem`` with ``solver`` at the tight settings of :data:`BACKENDS`.
 
@@ -77,7 +99,9 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
             warnings.simplefilter("ignore")
             value = problem.solve(solver=solver, **settings)
     except cp.error.SolverError as exc:
+        _raise_if_interrupted(problem, solver)
         raise GroundTruthError(f"CVXPY backend {solver} failed: {exc}") from exc
+    _raise_if_interrupted(problem, solver)
     if problem.status != cp.OPTIMAL:
         raise GroundTruthError(
             f"CVXPY backend {solver} returned status {problem.status!r} (value {value}); "
