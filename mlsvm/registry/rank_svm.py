@@ -62,14 +62,15 @@ def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
 def _resolve_fast(problem) -> str:
     """The linear kernel: the interior point when its Newton system is small
     (``Q(d+1) − 1 ≤ MAX_SYSTEM_SIZE``; its cost does not grow with the number of pairs), otherwise
-    the ALM on the factor X (sparse X stays sparse). Other kernels: the working-set decomposition,
-    faster than the ALM wherever both were measured (timings: docs/rank_svm.md)."""
+    block coordinate descent by instance on X (sparse X stays sparse; faster than the ALM wherever
+    both were measured above that size: bibtex subsets, dense synthetic). Other kernels: the
+    working-set decomposition, faster than the ALM wherever both were measured (timings: docs/rank_svm.md)."""
     features = problem.features
     if features is None:
         return "decomposition"
     if problem.n_labels * (features.shape[1] + 1) - 1 <= MAX_SYSTEM_SIZE:
         return "ipm"
-    return "alm"
+    return "bcd"
 
 
 MODEL = ModelSpec(
@@ -97,6 +98,6 @@ MODEL = ModelSpec(
                             options=("cvxpy_solver",)),
     },
     resolve_fast=_resolve_fast,
-    fast_summary=f"linear kernel: 'ipm' when Q(d+1) − 1 ≤ {MAX_SYSTEM_SIZE}, else 'alm'; other kernels: "
+    fast_summary=f"linear kernel: 'ipm' when Q(d+1) − 1 ≤ {MAX_SYSTEM_SIZE}, else 'bcd'; other kernels: "
                  "'decomposition'",
 )

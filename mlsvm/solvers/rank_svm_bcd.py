@@ -115,13 +115,27 @@ class _Blocks:
         self.upper = {i: float(problem.upper[offsets[i]]) for i in self.instances}
 
 
-def _check(problem, X, alpha, nu, rho):
-    """``β``, ``W``, ``s`` recomputed from α, and every pair's gradient of ``L``."""
+def _check(problem, X, centre, alpha, nu, rho):
+    """``β``, ``W = Xᵀβ``, ``s``, ``Wᵀm`` recomputed from α, the centred weights' squared norm and
+    every pair's gradient of ``L`` (scores ``X_c W_c = XW − 1(Wᵀm)ᵀ − (Xm − ‖m‖²)sᵀ``)."""
     beta = problem.scatter(alpha)
     W = np.asarray(X.T @ beta)
     s = beta.sum(axis=0)
-    scores = np.asarray(X @ W) + (nu + rho * s)[None, :]
-    return beta, W, s, problem.gather(scores) - 1.0
+    projected = beta.T @ centre.products    # Wᵀm = βᵀ(Xm)
+    scores = (np.asarray(X @ W) - projected[None, :] - np.outer(centre.products - centre.square, s)
+              + (nu + rho * s)[None, :])
+    centred = W - np.outer(centre.vector, s)
+    return beta, W, s, projected, float(np.sum(centred * centred)), problem.gather(scores) - 1.0
+
+
+class _Centre:
+    """The features' mean m, the products ``x_iᵀm`` and ``‖m‖²``: the solver works with the centred
+    features ``x_i − m`` without forming them (a sparse X stays sparse)."""
+
+    def __init__(self, X):
+        self.vector = np.asarray(X.mean(axis=0)).ravel()
+        self.products = np.asarray(X @ self.vector).ravel()
+        self.square = float(self.vector @ self.vector)
 
 
 def _violation(alpha, upper, gradient):
@@ -164,7 +178,10 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
     indptr, indices, data = X.indptr, X.indices, X.data
     upper = problem.upper
     blocks = _Blocks(problem)
-    squares = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()   # ‖x_i‖² = K_ii
+    centre = _Centre(X)
+    # ‖x_i − m‖², the centred K_ii
+    squares = np.maximum(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+                         - 2.0 * centre.products + centre.square, 0.0)
     q = problem.n_labels
     alpha = np.zeros(problem.n_pairs) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0.0, upper)
     mean_square = max(float(np.mean(squares)), 1e-3)
@@ -174,18 +191,18 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
     inner_tol = 1e-1 * scale
     active = np.asarray(blocks.instances)
     rng = np.random.default_rng(0)   # a fixed order per pass (reproducible), shuffled as LIBLINEAR does
-    beta, W, s, gradient = _check(problem, X, alpha, nu, rho)
+    beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
     stop_value, converged, stalled, previous_violation = np.inf, False, False, np.inf
     best, since_best, n_pass, point, n_outer = np.inf, 0, 0, None, 0
     while n_pass < max_iter:
         # ---- one pass of block coordinate descent over the active instances
         n_pass += 1
-        shift = nu + rho * s
+        shift = nu + rho * s - projected      # the per-label part of z; the s·(x_iᵀm − ‖m‖²) part below
         skip = SKIP * inner_tol
         for i in rng.permutation(active):
             a0, a1 = indptr[i], indptr[i + 1]
             idx, val = indices[a0:a1], data[a0:a1]
-            z = val @ W[idx] + shift
+            z = val @ W[idx] + shift - (centre.products[i] - centre.square) * s
             pos, neg, u = blocks.positive[i], blocks.negative[i], blocks.upper[i]
             z[pos] -= 1.0
             t0, t1 = blocks.start[i], blocks.start[i + 1]
@@ -219,12 +236,11 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
             dbeta[neg] = -change.sum(axis=0)
             W[idx] += val[:, None] * dbeta[None, :]
             s += dbeta
-            shift += rho * dbeta
+            shift += rho * dbeta - centre.products[i] * dbeta     # Wᵀm changes by Δβ x_iᵀm
         # ---- full check: exact W, s and gradients; inner convergence; shrinking
-        beta, W, s, gradient = _check(problem, X, alpha, nu, rho)
+        beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
         violation_per_pair = _violation(alpha, upper, gradient)
         inner = float(np.max(violation_per_pair))
-        if DEBUG: print("pass", n_pass, inner, inner_tol, len(active), rho, float(np.max(np.abs(s))), 0.5*float(np.sum(W*W)) - alpha.sum() + nu @ s + 0.5*rho*s@s)
         if inner > inner_tol:
             # shrink: instances all of whose pairs are at a bound, pushed outward by a margin
             outward = np.where(alpha <= 0.0, gradient, np.where(alpha >= upper, -gradient, -np.inf))
@@ -239,15 +255,14 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         n_outer += 1
         nu = nu + rho * s
         violation = float(np.max(np.abs(s)))
-        quadratic = float(np.sum(W * W))
         margins = gradient + 1.0   # gather(XW) + Aᵀ(ν_old + ρs): the margins at the new ν
         primal = 0.5 * quadratic + float(upper @ np.maximum(0.0, 1.0 - margins))
         dual = float(alpha.sum()) - 0.5 * quadratic
         gap = relative_gap(primal, dual)
         stop_value = max(abs(gap), violation / scale)
-        point = ({"beta": beta, "b": nu - nu.mean()}, {"alpha": alpha})
+        point = ({"beta": beta, "b": nu - projected - np.mean(nu - projected)}, {"alpha": alpha})
         if stop_value <= tol:
-            stop_value, point = _certify(problem, alpha, nu, gradient, rho, s)
+            stop_value, point = _certify(problem, alpha, nu, centre)
             converged = stop_value <= tol
         for key, value in zip(history, (n_pass, stop_value, gap, violation)):
             history[key].append(value)
@@ -263,27 +278,31 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
             rho *= 10.0
         previous_violation = violation
         inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(gap), violation / scale) * scale), 1e-14)
-        beta, W, s, gradient = _check(problem, X, alpha, nu, rho)
+        beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
     if stalled:
         warn_stalled("instance BCD", STOP_RULE, stop_value, float("nan"), tol)
     elif not converged:
         warn_not_converged("instance BCD", STOP_RULE, stop_value, tol, max_iter)
     if not converged:
-        point = _returned_point(problem, alpha, nu)
+        point = _returned_point(problem, alpha, nu, centre)
     primal_point, dual_point = point
     return SolverResult(primal=primal_point, dual=dual_point, converged=converged, n_iter=n_pass,
                         stop_value=stop_value, stop_rule=STOP_RULE,
                         solve_time=time.perf_counter() - start_time, history=history, solver="bcd")
 
 
-def _returned_point(problem, alpha, b):
+def _returned_point(problem, alpha, nu, centre):
+    """α with its equality violation removed, its β and the biases of the uncentred problem:
+    the centred scores ``(x − m)ᵀw + ν`` are ``xᵀw + ν − wᵀm``."""
     alpha = restore_equalities(problem, alpha)
-    return {"beta": problem.scatter(alpha), "b": b - b.mean()}, {"alpha": alpha}
+    beta = problem.scatter(alpha)
+    b = nu - beta.T @ centre.products     # wᵀm = βᵀ(Xm)
+    return {"beta": beta, "b": b - b.mean()}, {"alpha": alpha}
 
 
-def _certify(problem, alpha, nu, gradient, rho, s):
-    """Grade the point as the fit report will: biases ν, else the primal-optimal biases for this w."""
-    point = _returned_point(problem, alpha, nu)
+def _certify(problem, alpha, nu, centre):
+    """Grade the point as the fit report will: biases ν (uncentred), else the primal-optimal biases for this w."""
+    point = _returned_point(problem, alpha, nu, centre)
     certificate = evaluate(problem, *point)
     value = max(abs(certificate.relative_gap), certificate.max_kkt)
     # the plain dual gradient (without the multiplier terms) at the restored α
