@@ -27,7 +27,7 @@ from test_rank_svm import rank_problems
 EXACT = tolerance("rank_svm", "bcd")
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(drawn=rank_problems())
 def test_bcd_reaches_the_cvxpy_optimum_of_two_backends(drawn):
     problem, X = drawn
@@ -61,10 +61,12 @@ def _subset(data, n):
     return np.asarray(data.X)[:n], np.asarray(data.Y)[:n]
 
 
-@pytest.mark.parametrize("load, n", [(load_emotions, 150), (lambda: load_yeast("train"), 120)])
+@pytest.mark.parametrize("load, n", [(load_emotions, 40), (lambda: load_yeast("train"), 40)])
 def test_bcd_agrees_with_ipm_and_alm(load, n):
     X, Y = _subset(load(), n)
-    X = X / np.sqrt(np.mean(np.sum(X * X, axis=1)))   # unit mean row norm (emotions' raw ‖x‖² ≈ 3.6e4)
+    # unit mean row norm: on emotions' raw features (‖x_i‖² ≈ 3.6e4) coordinate descent crawls
+    # (docs/rank_svm.md), and "fast" picks the interior point there anyway
+    X = X / np.sqrt(np.mean(np.sum(X * X, axis=1)))
     problem = rs.make_problem(None, Y, 1.0, features=X)
     values = {}
     for solver in ("bcd", "ipm", "alm"):
@@ -78,7 +80,7 @@ def test_bcd_agrees_with_ipm_and_alm(load, n):
 
 
 def test_csr_and_dense_features_give_the_same_iterates(monkeypatch):
-    X, Y = _subset(load_yeast("train"), 60)
+    X, Y = _subset(load_yeast("train"), 30)
     dense = rs.make_problem(None, Y, 1.0, features=X)
     sparse = rs.make_problem(None, Y, 1.0, features=sp.csr_matrix(X))
     monkeypatch.setattr(kernels, "available_memory", lambda: 1)   # any n × n matrix would be refused
@@ -90,7 +92,7 @@ def test_csr_and_dense_features_give_the_same_iterates(monkeypatch):
 
 
 def test_an_exhausted_budget_warns_with_the_value_reached():
-    X, Y = _subset(load_yeast("train"), 60)
+    X, Y = _subset(load_yeast("train"), 30)
     problem = rs.make_problem(None, Y, 1.0, features=X)
     with pytest.warns(ConvergenceWarning, match="instance BCD did not converge in 3 iterations"):
         result = instance_bcd(problem, tol=1e-10, max_iter=3)
@@ -100,7 +102,7 @@ def test_an_exhausted_budget_warns_with_the_value_reached():
 
 
 def test_the_estimator_runs_bcd_on_a_csr_matrix():
-    X, Y = _subset(load_yeast("train"), 60)
+    X, Y = _subset(load_yeast("train"), 30)
     reference = RankSVM(kernel="linear", solver="ipm", tol=1e-8).fit(X, Y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
