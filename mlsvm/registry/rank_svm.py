@@ -11,6 +11,7 @@ from mlsvm.kernels import gram_factor
 from mlsvm.registry import CERTIFIED, EXACT, ModelSpec, SolverSpec
 from mlsvm.solvers.cvxpy_tools import solve_cvxpy
 from mlsvm.solvers.rank_svm_alm import proximal_alm
+from mlsvm.solvers.rank_svm_bcd import instance_bcd
 from mlsvm.solvers.rank_svm_decomposition import decomposition
 from mlsvm.solvers.rank_svm_frank_wolfe import frank_wolfe
 from mlsvm.solvers.rank_svm_ipm import MAX_SYSTEM_SIZE, interior_point
@@ -18,7 +19,7 @@ from mlsvm.solvers.rank_svm_ipm import MAX_SYSTEM_SIZE, interior_point
 
 #: each solver's own iteration budget, used when the estimator's ``max_iter`` is None (its default):
 #: an interior point needs tens of iterations, a working-set method thousands
-DEFAULT_MAX_ITER = {"ipm": 200, "alm": 1000, "decomposition": 20_000, "frank-wolfe": 1000}
+DEFAULT_MAX_ITER = {"ipm": 200, "alm": 1000, "bcd": 20_000, "decomposition": 20_000, "frank-wolfe": 1000}
 
 
 def _budget(solver: str, max_iter):
@@ -40,6 +41,12 @@ def _alm(problem, *, tol, max_iter):
     return proximal_alm(problem, tol=tol, max_iter=_budget("alm", max_iter), factor=problem.features)
 
 
+def _bcd(problem, *, tol, max_iter):
+    # the linear kernel's X as it is (CSR stays CSR); any other kernel through an eigen-factor of K
+    factor = None if problem.features is not None else gram_factor(problem.gram)
+    return instance_bcd(problem, tol=tol, max_iter=_budget("bcd", max_iter), factor=factor)
+
+
 def _decomposition(problem, *, tol, max_iter):
     return decomposition(problem, tol=tol, max_iter=_budget("decomposition", max_iter))
 
@@ -55,14 +62,15 @@ def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
 def _resolve_fast(problem) -> str:
     """The linear kernel: the interior point when its Newton system is small
     (``Q(d+1) − 1 ≤ MAX_SYSTEM_SIZE``; its cost does not grow with the number of pairs), otherwise
-    the ALM on the factor X (sparse X stays sparse). Other kernels: the working-set decomposition,
-    faster than the ALM wherever both were measured (timings: docs/rank_svm.md)."""
+    block coordinate descent by instance on X (sparse X stays sparse; faster than the ALM wherever
+    both were measured above that size: bibtex subsets, dense synthetic). Other kernels: the
+    working-set decomposition, faster than the ALM wherever both were measured (timings: docs/rank_svm.md)."""
     features = problem.features
     if features is None:
         return "decomposition"
     if problem.n_labels * (features.shape[1] + 1) - 1 <= MAX_SYSTEM_SIZE:
         return "ipm"
-    return "alm"
+    return "bcd"
 
 
 MODEL = ModelSpec(
@@ -75,6 +83,10 @@ MODEL = ModelSpec(
                           "Q(r+1) − 1 for a factor K = LLᵀ of rank r (X for the linear kernel)"),
         "alm": SolverSpec("alm", _alm, EXACT,
                           "proximal augmented Lagrangian with a projected Newton-CG inner solver, any kernel"),
+        "bcd": SolverSpec("bcd", _bcd, EXACT,
+                          "block coordinate descent by instance in the features' coordinates (W = Xᵀβ), "
+                          "exact line minimisation per row of an instance's pair block, augmented "
+                          "Lagrangian on the Q bias equalities; O(T + nnz(X) + dQ) memory"),
         "decomposition": SolverSpec("decomposition", _decomposition, EXACT,
                                     "working-set decomposition keeping the Q equalities exactly "
                                     "(LIBSVM-style most-violating pairs per label pair, small QPs by "
@@ -86,6 +98,6 @@ MODEL = ModelSpec(
                             options=("cvxpy_solver",)),
     },
     resolve_fast=_resolve_fast,
-    fast_summary=f"linear kernel: 'ipm' when Q(d+1) − 1 ≤ {MAX_SYSTEM_SIZE}, else 'alm'; other kernels: "
+    fast_summary=f"linear kernel: 'ipm' when Q(d+1) − 1 ≤ {MAX_SYSTEM_SIZE}, else 'bcd'; other kernels: "
                  "'decomposition'",
 )

@@ -59,6 +59,7 @@ TOLERANCES = {
     ("rank_svm", "fast"): EXACT,
     ("rank_svm", "ipm"): EXACT,
     ("rank_svm", "alm"): EXACT,
+    ("rank_svm", "bcd"): EXACT,
     ("rank_svm", "frank-wolfe"): CERTIFIED,
     ("mlodm", "bcd-m3"): CERTIFIED,   # the "bcd" rows with the M³ block sub-solver
     # batched AGD against the same AGD run label by label (identical iterations, batched products)
