@@ -39,7 +39,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
 
-__all__ = ["proximal_alm"]
+__all__ = ["MultiplierSchedule", "proximal_alm"]
 
 STOP_RULE = "relative duality gap, equality violation and scaled KKT residuals"
 ARMIJO = 1e-4
@@ -151,6 +151,54 @@ def _returned_point(problem: RankSVMProblem, alpha, nu) -> tuple[dict, dict]:
     return {"beta": problem.scatter(alpha), "b": nu - nu.mean()}, {"alpha": alpha}
 
 
+class MultiplierSchedule:
+    """The outer loop of a method of multipliers on the Q equalities (:func:`proximal_alm`,
+    :func:`mlsvm.solvers.rank_svm_bcd.instance_bcd`): the penalty ρ grows ×10 while the equality
+    violation has not fallen by 4× (up to ``rho_cap``), and a stall is ``window`` outer iterations in a
+    row without the stopping value falling below half its best (round-off floor, or a conditioning
+    the inner solves cannot resolve).
+
+    Parameters
+    ----------
+    window : int
+        Outer iterations without progress that make a stall.
+    rho_cap : float
+        ρ is not raised beyond this.
+    """
+
+    def __init__(self, window: int, rho_cap: float):
+        self.window, self.rho_cap = window, rho_cap
+        self.best, self.since_best, self.previous_violation = np.inf, 0, np.inf
+
+    def stalled(self, stop_value: float) -> bool:
+        """Record ``stop_value``; True when the run has stalled.
+
+        Parameters
+        ----------
+        stop_value : float
+            The outer iteration's stopping value.
+        """
+        if stop_value < 0.5 * self.best:
+            self.best, self.since_best = stop_value, 0
+        else:
+            self.since_best += 1
+        return self.since_best >= self.window
+
+    def penalty(self, rho: float, violation: float) -> float:
+        """The next ρ after an outer iteration whose equality violation is ``violation``.
+
+        Parameters
+        ----------
+        rho : float
+            The current penalty.
+        violation : float
+            The equality violation reached.
+        """
+        grown = rho * 10.0 if violation > 0.25 * self.previous_violation and rho < self.rho_cap else rho
+        self.previous_violation = violation
+        return grown
+
+
 def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 200,
                  factor: np.ndarray | None = None, alpha0: np.ndarray | None = None,
                  inner_max_iter: int = 200, callback=None) -> SolverResult:
@@ -196,8 +244,8 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
     inner_tol = 1e-2
     history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": [], "equality_violation": [],
                "n_matvec": []}
-    stop_value, converged, previous_violation = np.inf, False, np.inf
-    best, since_best, stalled = np.inf, 0, False
+    stop_value, converged, stalled = np.inf, False, False
+    schedule = MultiplierSchedule(STALL_WINDOW, RHO_CAP * max(diagonal, 1e-3))
     for iteration in range(1, max_iter + 1):
         lagrangian.set_center(nu, rho, tau, alpha.copy())
         alpha, p_alpha, _ = _projected_newton(lagrangian, alpha, p_alpha, upper, inner_tol, inner_max_iter)
@@ -224,15 +272,10 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
             callback(iteration, *point)
         if converged:
             break
-        # a stall: the stopping value has not fallen below half its best for STALL_WINDOW outer
-        # iterations (round-off floor, or a conditioning the inner solves cannot resolve)
-        best, since_best = (stop_value, 0) if stop_value < 0.5 * best else (best, since_best + 1)
-        if since_best >= STALL_WINDOW:
+        if schedule.stalled(stop_value):
             stalled = True
             break
-        if violation > 0.25 * previous_violation and rho < RHO_CAP * max(diagonal, 1e-3):
-            rho *= 10.0
-        previous_violation = violation
+        rho = schedule.penalty(rho, violation)
         tau = max(0.1 * tau, TAU_FLOOR * max(diagonal, 1e-3))
         inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(gap), violation)), 1e-14)
     if stalled:

@@ -51,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities
+from mlsvm.solvers.rank_svm_alm import MultiplierSchedule
 from mlsvm.solvers.rank_svm_decomposition import certified_biases
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
 
@@ -199,8 +200,9 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
     active = np.asarray(blocks.instances)
     rng = np.random.default_rng(0)   # a fixed order per pass (reproducible), shuffled as LIBLINEAR does
     beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
-    stop_value, converged, stalled, previous_violation = np.inf, False, False, np.inf
-    best, since_best, n_pass, point, n_outer = np.inf, 0, 0, None, 0
+    stop_value, converged, stalled = np.inf, False, False
+    n_pass, point, n_outer = 0, None, 0
+    schedule = MultiplierSchedule(STALL_WINDOW, RHO_CAP * mean_square)
     while n_pass < max_iter:
         # ---- one pass of block coordinate descent over the active instances
         n_pass += 1
@@ -277,13 +279,10 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
             callback(n_outer, *point)
         if converged:
             break
-        best, since_best = (stop_value, 0) if stop_value < 0.5 * best else (best, since_best + 1)
-        if since_best >= STALL_WINDOW:
+        if schedule.stalled(stop_value):
             stalled = True
             break
-        if violation > 0.25 * previous_violation and rho < RHO_CAP * mean_square:
-            rho *= 10.0
-        previous_violation = violation
+        rho = schedule.penalty(rho, violation)
         inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(gap), violation / scale) * scale), 1e-14)
         beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
     if stalled:
