@@ -58,17 +58,27 @@ def test_line_minimum_is_the_exact_minimiser_of_its_line(drawn):
         np.testing.assert_allclose(new, np.clip(p - root, 0.0, upper), rtol=0, atol=1e-12 * max(1.0, scale))
 
 
-BIBTEX = load_bibtex("train")
+def _sparse_text(n, q, d=1836, words=70, seed=0):
+    """Data shaped like bibtex (the sparse data bcd is for): binary bag-of-words rows with about
+    ``words`` of ``d`` words each (CSR), and q labels with one to three on per row."""
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(n), words)
+    columns = np.concatenate([rng.choice(d, words, replace=False) for _ in range(n)])
+    X = sp.csr_matrix((np.ones(n * words), (rows, columns)), shape=(n, d))
+    Y = np.zeros((n, q), dtype=int)
+    for i in range(n):
+        Y[i, rng.choice(q, rng.integers(1, 4), replace=False)] = 1
+    return X, Y
 
 
-def _bibtex(n, q, dense=False):
-    """The first n rows and q labels of bibtex train (CSR, or dense)."""
-    X = BIBTEX.X[:n]
-    return (X.toarray() if dense else X), np.asarray(BIBTEX.Y)[:n, :q]
+@pytest.fixture(scope="module")
+def bibtex(datasets_dir):
+    if not (datasets_dir / "bibtex.arff").is_file():
+        pytest.skip(f"bibtex.arff not found in {datasets_dir}")
+    return load_bibtex("train", datasets_dir / "bibtex.arff")
 
 
-def test_bcd_agrees_with_ipm_and_alm_on_a_bibtex_subset():
-    X, Y = _bibtex(60, 6, dense=True)
+def _assert_bcd_agrees_with_ipm_and_alm(X, Y):
     X = X[:, np.argsort(-X.sum(axis=0), kind="stable")[:200]]   # the 200 most used words: Q(d+1) small for ipm
     problem = rs.make_problem(None, Y, 1.0, features=X)
     values = {}
@@ -82,8 +92,18 @@ def test_bcd_agrees_with_ipm_and_alm_on_a_bibtex_subset():
     assert relative_difference(values["bcd"], values["alm"]) <= 1e-6
 
 
+def test_bcd_agrees_with_ipm_and_alm_on_sparse_text():
+    X, Y = _sparse_text(60, 6)
+    _assert_bcd_agrees_with_ipm_and_alm(X.toarray(), Y)
+
+
+@pytest.mark.realdata
+def test_bcd_agrees_with_ipm_and_alm_on_a_bibtex_subset(bibtex):
+    _assert_bcd_agrees_with_ipm_and_alm(bibtex.X[:60].toarray(), np.asarray(bibtex.Y)[:60, :6])
+
+
 def test_csr_and_dense_features_give_the_same_iterates(monkeypatch):
-    X, Y = _bibtex(60, 6)
+    X, Y = _sparse_text(60, 6)
     dense = rs.make_problem(None, Y, 1.0, features=X.toarray())
     sparse = rs.make_problem(None, Y, 1.0, features=X)
     monkeypatch.setattr(kernels, "available_memory", lambda: 1)   # any n × n matrix would be refused
@@ -95,7 +115,7 @@ def test_csr_and_dense_features_give_the_same_iterates(monkeypatch):
 
 
 def test_an_exhausted_budget_warns_with_the_value_reached():
-    X, Y = _bibtex(60, 6)
+    X, Y = _sparse_text(60, 6)
     problem = rs.make_problem(None, Y, 1.0, features=X)
     with pytest.warns(ConvergenceWarning, match="instance BCD did not converge in 3 iterations"):
         result = instance_bcd(problem, tol=1e-10, max_iter=3)
@@ -105,7 +125,7 @@ def test_an_exhausted_budget_warns_with_the_value_reached():
 
 
 def test_fast_picks_bcd_above_the_interior_points_size_and_ipm_below():
-    X, Y = _bibtex(60, 6)
+    X, Y = _sparse_text(60, 6)
     wide = rs.make_problem(None, Y, 1.0, features=X)                 # Q(d+1) − 1 = 11,021 > 4000
     narrow = rs.make_problem(None, Y, 1.0, features=X[:, :100])      # 605 ≤ 4000
     assert registry.MODEL.resolve_fast(wide) == "bcd"
@@ -113,7 +133,7 @@ def test_fast_picks_bcd_above_the_interior_points_size_and_ipm_below():
 
 
 def test_the_estimator_runs_bcd_on_a_csr_matrix():
-    X, Y = _bibtex(60, 6)
+    X, Y = _sparse_text(60, 6)
     reference = RankSVM(kernel="linear", solver="alm", tol=1e-7).fit(X, Y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
