@@ -592,10 +592,13 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         if linear_term + 0.5 * curvature > 1e-12 * (abs(linear_term) + curvature):
             continue                                            # an increase: keep α (a stall if it lasts)
         alpha[working] = new
-        touched, position = np.unique(rows_of, return_inverse=True)
+        # G += K[:, I] Δβ_I over the instances I of the pairs that moved (most of a working set's
+        # class extremes stay on their bound: their rows of K are not read)
+        moved = change != 0.0
+        touched, position = np.unique(rows_of[moved], return_inverse=True)
         beta_change = np.zeros((touched.size, n_labels))
-        np.add.at(beta_change, (position, k_w), change)
-        np.add.at(beta_change, (position, l_w), -change)
+        np.add.at(beta_change, (position, k_w[moved]), change[moved])
+        np.add.at(beta_change, (position, l_w[moved]), -change[moved])
         beta[touched] += beta_change
         kernel_beta += gram[touched].T @ beta_change
     if not converged and not stalled:                           # max_iter: certify the last α
