@@ -69,7 +69,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations import rank_svm as formulation
 from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases
-from mlsvm.solvers.ipm_tools import max_step, ridged_cholesky
+from mlsvm.solvers.ipm_tools import ridged_cholesky
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["decomposition", "certified_biases"]
@@ -120,6 +120,13 @@ def _independent_rows(incidence):
     return incidence[keep]
 
 
+def _to_boundary(value, change):
+    """Largest ``t ≤ 1`` with ``value + t·change ≥ 0`` (``value > 0``): :func:`max_step` without its
+    checks, for the sub-problem's small vectors."""
+    shrinking = change < 0.0
+    return min(1.0, float(np.min(-value[shrinking] / change[shrinking], initial=1.0)))
+
+
 def _subproblem(hessian, linear, equality, target, upper):
     """Mehrotra's interior point for ``min ½yᵀHy + cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u`` (dense, small).
 
@@ -132,6 +139,7 @@ def _subproblem(hessian, linear, equality, target, upper):
     nu = np.zeros(equality.shape[0])
     scale = max(1.0, float(np.max(np.abs(linear))))
     bound = float(np.max(upper))
+    diagonal = np.arange(m) * (m + 1)
     for _ in range(SUB_MAX_ITER):
         dual_residual = hessian @ y + linear + equality.T @ nu - lower_mult + upper_mult
         primal_residual = equality @ y - target
@@ -140,32 +148,31 @@ def _subproblem(hessian, linear, equality, target, upper):
                 and np.max(np.abs(primal_residual), initial=0.0) <= SUB_TOL * bound):
             break
         # LAPACK's triangular solves directly (scipy's cho_solve checks cost more at these sizes)
-        system = hessian + np.diag(lower_mult / y + upper_mult / slack)
-        cholesky, info = dpotrf(system, lower=1, clean=0)
+        system = hessian.copy()
+        system.flat[diagonal] += lower_mult / y + upper_mult / slack
+        cholesky, info = dpotrf(system, lower=1, clean=0, overwrite_a=1)
         if info != 0:                                   # indefinite to round-off: a ridge
+            system = hessian.copy()
+            system.flat[diagonal] += lower_mult / y + upper_mult / slack
             cholesky = ridged_cholesky(system)[0]
-        solve_m = lambda v: dpotrs(cholesky, v, lower=1)[0]   # noqa: E731
-        m_inv_et = solve_m(equality.T)
+        m_inv_et = dpotrs(cholesky, equality.T, lower=1)[0]
         schur = equality @ m_inv_et
         schur_factor, info = dpotrf(schur, lower=1, clean=1)
-        if info == 0:
-            solve_schur = lambda v: dpotrs(schur_factor, v, lower=1)[0]   # noqa: E731
-        else:
-            schur_pinv = _pseudo_inverse(schur)
-            solve_schur = lambda v: schur_pinv @ v   # noqa: E731
+        schur_pinv = None if info == 0 else _pseudo_inverse(schur)
 
         def direction(target_lower, target_upper):
             rhs = -dual_residual + target_lower / y - lower_mult - target_upper / slack + upper_mult
-            m_inv_rhs = solve_m(rhs)
-            d_nu = solve_schur(equality @ m_inv_rhs + primal_residual)
+            m_inv_rhs = dpotrs(cholesky, rhs, lower=1)[0]
+            schur_rhs = equality @ m_inv_rhs + primal_residual
+            d_nu = dpotrs(schur_factor, schur_rhs, lower=1)[0] if schur_pinv is None else schur_pinv @ schur_rhs
             d_y = m_inv_rhs - m_inv_et @ d_nu
             d_lower = (target_lower - y * lower_mult - lower_mult * d_y) / y
             d_upper = (target_upper - slack * upper_mult + upper_mult * d_y) / slack
             return d_y, d_nu, d_lower, d_upper
 
         def lengths(d_y, d_lower, d_upper):
-            return (max_step(np.concatenate([y, slack]), np.concatenate([d_y, -d_y])),
-                    max_step(np.concatenate([lower_mult, upper_mult]), np.concatenate([d_lower, d_upper])))
+            return (min(_to_boundary(y, d_y), _to_boundary(slack, -d_y)),
+                    min(_to_boundary(lower_mult, d_lower), _to_boundary(upper_mult, d_upper)))
 
         zeros = np.zeros(m)
         d_y, _, d_lower, d_upper = direction(zeros, zeros)
