@@ -92,6 +92,8 @@ ACTIVE_SET_ROUNDS = 10
 FREE_STEP_BELOW, FREE_STEP_SIZE = 1e-3, 700
 #: sub-problem interior point: relative complementarity / residual at which it stops, iteration cap
 SUB_TOL, SUB_MAX_ITER = 1e-13, 60
+#: Newton iterations of the separable guess (:func:`_separable_guess`)
+SEPARABLE_ITER = 20
 
 
 def _pseudo_inverse(matrix):
@@ -101,11 +103,12 @@ def _pseudo_inverse(matrix):
     return (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
 
 
-def _independent_rows(incidence):
+def _independent_rows(incidence, labels=False):
     """The rows of a working set's label incidence matrix (Q × |W|, each column a +1 and a −1) that
     are independent: the labels the working set touches, less one label of each connected component
     of its label graph (the rows of a component sum to 0, and no other dependence exists). The
-    equalities of the rows dropped follow from the others for every change."""
+    equalities of the rows dropped follow from the others for every change. With ``labels``, also
+    the label of each row kept and the label dropped from its component."""
     touched = np.flatnonzero(np.any(incidence != 0.0, axis=1))
     incidence = incidence[touched]
     # reachability by repeated squaring of (adjacency + I); a label is the first of its component
@@ -117,6 +120,9 @@ def _independent_rows(incidence):
             break
         reach = wider
     keep = np.tril(reach, -1).any(axis=1)
+    if labels:
+        # each row's label and its component's first label (the one dropped, potential 0)
+        return incidence[keep], touched[keep], touched[np.argmax(reach[keep], axis=1)]
     return incidence[keep]
 
 
@@ -226,16 +232,78 @@ def _equality_qp(hessian, gradient, equality, old, candidate, free):
     return change, solution[size:]
 
 
-def _active_set(hessian, gradient, equality, old, upper, rounds=ACTIVE_SET_ROUNDS):
+def _line_root(start, rate, direction, upper, slope):
+    """The maximiser ``t > 0`` of the concave ``φ(t) = ψ(μ + t·s)`` of :func:`_separable_guess`:
+    the root of ``φ'(t) = aᵀclip(p − q t, 0, u) − sᵀe``, piecewise linear and non-increasing
+    (``q = a/h``, ``a = Eᵀs``, ``φ'(0) = slope > 0``), found exactly by walking its breakpoints (each
+    pair is unclipped on one interval of t, where it adds ``−a_t q_t ≤ 0`` to φ'')."""
+    moving = rate != 0.0
+    start, rate, direction, upper = start[moving], rate[moving], direction[moving], upper[moving]
+    at_zero, at_upper = start / rate, (start - upper) / rate
+    enters, leaves = np.minimum(at_zero, at_upper), np.maximum(at_zero, at_upper)
+    curvature = direction * rate
+    second = -float(curvature[(enters < 0.0) & (leaves > 0.0)].sum())
+    later_in, later_out = enters > 0.0, leaves > 0.0
+    times = np.concatenate([enters[later_in], leaves[later_out]])
+    if times.size == 0:
+        return slope / -second if second < 0.0 else 1.0
+    changes = np.concatenate([-curvature[later_in], curvature[later_out]])
+    order = np.argsort(times)
+    times, changes = times[order], changes[order]
+    seconds = second + np.concatenate([[0.0], np.cumsum(changes)])     # φ'' before each event, after the last
+    values = slope + np.cumsum(seconds[:-1] * np.diff(np.r_[0.0, times]))  # φ' at each event
+    hit = np.flatnonzero(values <= 0.0)
+    if hit.size:
+        k = hit[0]
+        begin, value = (0.0, slope) if k == 0 else (times[k - 1], values[k - 1])
+        return begin + value / -seconds[k] if seconds[k] < 0.0 else times[k]
+    return times[-1] + (values[-1] / -seconds[-1] if seconds[-1] < 0.0 else 0.0)
+
+
+def _separable_guess(diagonal, gradient, equality, old, upper, mu):
+    """The sub-problem with its Hessian replaced by the diagonal, ``min Σ_t ½h_t d_t² + g_t d_t``
+    s.t. ``Ed = 0``, ``0 ≤ old + d ≤ u``: ``y(μ) = clip(old − (g + Eᵀμ)/h, 0, u)`` with ``μ`` the
+    root of ``E y(μ) = E old``, by Newton steps on the concave dual ``ψ(μ)`` (Jacobian
+    ``E_F diag(1/h_F) E_Fᵀ`` over the unclipped pairs F, a tiny ridge where they leave a label
+    unreached) with an exact line search (:func:`_line_root`), from the multipliers ``mu`` given
+    (the previous sub-problem's). Used only as the active set's starting guess (which pairs sit on
+    which bound; the active set then computes the answer exactly): at most
+    :data:`SEPARABLE_ITER` steps. Returns ``(y, μ)``."""
+    rows = equality.shape[0]
+    top = float(np.max(diagonal, initial=0.0))
+    weight = 1.0 / np.maximum(diagonal, 1e-12 * max(top, 1e-300))
+    target = equality @ old
+    tolerance = 1e-12 * max(1.0, float(np.max(upper)))
+    scaled = equality * weight
+    for _ in range(SEPARABLE_ITER if rows else 0):
+        start = old - (gradient + equality.T @ mu) * weight
+        y = np.clip(start, 0.0, upper)
+        residual = equality @ y - target
+        if float(np.max(np.abs(residual))) <= tolerance:
+            break
+        free = (y > 0.0) & (y < upper)
+        jacobian = scaled[:, free] @ equality[:, free].T
+        ridge = 1e-9 * max(1.0, float(np.max(np.diagonal(jacobian))))
+        step = np.linalg.solve(jacobian + ridge * np.eye(rows), residual)
+        direction = equality.T @ step
+        mu = mu + _line_root(start, direction * weight, direction, upper, float(step @ residual)) * step
+    return np.clip(old - (gradient + equality.T @ mu) * weight, 0.0, upper), mu
+
+
+def _active_set(hessian, gradient, equality, old, upper, rounds=ACTIVE_SET_ROUNDS, start=None):
     """Primal–dual active-set iterations (Hintermüller, Ito & Kunisch) for the sub-problem, started
     from the bounds the current values sit on, a pair on a bound being freed when its gradient
     points inward. Each round solves :func:`_equality_qp` on the free set, then fixes the values
     that left the box on the bound they crossed and frees the fixed ones whose multiplier has the
     wrong sign. Returns the solution when a round changes nothing (it is then a KKT point of the
     sub-problem, checked), else None (the caller falls back to the interior point)."""
-    at_lower, at_upper = old <= 0.0, old >= upper
-    free = ~(at_lower & (gradient >= 0.0)) & ~(at_upper & (gradient <= 0.0))
-    bound_values = np.where(at_upper, upper, 0.0)
+    if start is None:
+        at_lower, at_upper = old <= 0.0, old >= upper
+        free = ~(at_lower & (gradient >= 0.0)) & ~(at_upper & (gradient <= 0.0))
+        bound_values = np.where(at_upper, upper, 0.0)
+    else:                               # the partition of a guess (e.g. :func:`_separable_guess`)
+        free = (start > 0.0) & (start < upper)
+        bound_values = np.where(start >= upper, upper, 0.0)
     scale = max(1.0, float(np.max(np.abs(gradient))))
     for _ in range(rounds):
         candidate = np.where(free, old, bound_values)
@@ -499,6 +567,8 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     # after a stagnant check all pairs come back and stay until the dual increases again, so that a
     # stall is judged on the whole problem (re-shrinking at every check would hide it for ever)
     hold_full = False
+    potential = np.zeros(n_labels)     # label potentials: the separable guesses' multipliers
+    guess_first = False
     for iteration in range(1, max_iter + 1):
         flat_g = kernel_beta.ravel()
         quadratic = float(np.sum(beta * kernel_beta))
@@ -576,10 +646,25 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             incidence[l_w, np.arange(working.size)] = -1.0
             # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l')
             hessian = gram[np.ix_(rows_of, rows_of)] * (incidence.T @ incidence)
-            incidence = _independent_rows(incidence)
+            incidence, row_labels, ground_labels = _independent_rows(incidence, labels=True)
             old = alpha[working]
             target = incidence @ old
-            new = _active_set(hessian, gradient[working], incidence, old, upper[working])
+            # the active set from the bounds α sits on; when that failed last time (runs of
+            # failures: the start, where most pairs of W go from 0 to u), first from the separable
+            # guess's bounds. At a full check the plain start is probed again.
+            plain_first = not (guess_first and not checked)
+            new = None
+            for start_from_guess in ((False, True) if plain_first else (True, False)):
+                if start_from_guess:
+                    guess, mu = _separable_guess(np.diagonal(hessian).copy(), gradient[working], incidence, old,
+                                                 upper[working], potential[row_labels] - potential[ground_labels])
+                    potential[row_labels] = potential[ground_labels] + mu
+                    new = _active_set(hessian, gradient[working], incidence, old, upper[working], start=guess)
+                else:
+                    new = _active_set(hessian, gradient[working], incidence, old, upper[working])
+                    guess_first = new is None
+                if new is not None:
+                    break
             if new is not None:
                 break
         exact = new is not None
