@@ -92,8 +92,9 @@ ACTIVE_SET_ROUNDS = 10
 FREE_STEP_BELOW, FREE_STEP_SIZE = 1e-3, 700
 #: sub-problem interior point: relative complementarity / residual at which it stops, iteration cap
 SUB_TOL, SUB_MAX_ITER = 1e-13, 60
-#: Newton iterations of the separable guess (:func:`_separable_guess`)
-SEPARABLE_ITER = 20
+#: Newton iterations of the separable guess (:func:`_separable_guess`); whether the active set
+#: starts from it first (None: after the plain start failed, see the loop; True: always; False: never)
+SEPARABLE_ITER, GUESS_FIRST = 20, None
 
 
 def _pseudo_inverse(matrix):
@@ -206,21 +207,23 @@ def _equality_qp(hessian, gradient, equality, old, candidate, free):
     system is consistent; the equality residual left is removed by the least-norm correction on the
     free values (exact when the free values can balance the fixed ones). Returns ``(d, ν)``."""
     change = candidate - old
-    free_index, fixed_index = np.flatnonzero(free), np.flatnonzero(~free)
+    free_index = np.flatnonzero(free)
+    moved = np.flatnonzero(~free & (change != 0.0))     # the fixed values off their old value
     size, rows = free_index.size, equality.shape[0]
-    hessian_free = hessian[free_index]
     equality_free = equality[:, free_index]
-    system = np.zeros((size + rows, size + rows))
-    system[:size, :size] = hessian_free[:, free_index]
+    system = np.empty((size + rows, size + rows))
+    system[:size, :size] = hessian[np.ix_(free_index, free_index)]
     system[:size, size:] = equality_free.T
     system[size:, :size] = equality_free
-    rhs = np.concatenate([-gradient[free_index] - hessian_free[:, fixed_index] @ change[fixed_index],
-                          -equality[:, fixed_index] @ change[fixed_index]])
+    system[size:, size:] = 0.0
+    rhs = np.concatenate([-gradient[free_index] - hessian[np.ix_(free_index, moved)] @ change[moved],
+                          -equality[:, moved] @ change[moved]])
     epsilon = 1e-12 * max(1.0, float(np.max(np.diagonal(system)[:size], initial=0.0)))
-    diagonal = np.r_[np.full(size, epsilon), np.full(rows, -epsilon)]
+    regularised = system.copy()
+    regularised.flat[:: size + rows + 1] += np.r_[np.full(size, epsilon), np.full(rows, -epsilon)]
     # LAPACK's LU directly (scipy.linalg.lu_factor / lu_solve call the same routines; their
     # argument checks cost more than the factorisation at these sizes)
-    lu, pivots, _ = dgetrf(system + np.diag(diagonal), overwrite_a=True)
+    lu, pivots, _ = dgetrf(regularised, overwrite_a=True)
     solution = dgetrs(lu, pivots, rhs)[0]
     for _ in range(2):
         solution += dgetrs(lu, pivots, rhs - system @ solution)[0]
@@ -242,7 +245,7 @@ def _line_root(start, rate, direction, upper, slope):
     at_zero, at_upper = start / rate, (start - upper) / rate
     enters, leaves = np.minimum(at_zero, at_upper), np.maximum(at_zero, at_upper)
     curvature = direction * rate
-    second = -float(curvature[(enters < 0.0) & (leaves > 0.0)].sum())
+    second = -float(curvature[(enters <= 0.0) & (leaves > 0.0)].sum())     # unclipped just after 0
     later_in, later_out = enters > 0.0, leaves > 0.0
     times = np.concatenate([enters[later_in], leaves[later_out]])
     if times.size == 0:
@@ -649,12 +652,16 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             incidence, row_labels, ground_labels = _independent_rows(incidence, labels=True)
             old = alpha[working]
             target = incidence @ old
-            # the active set from the bounds α sits on; when that failed last time (runs of
-            # failures: the start, where most pairs of W go from 0 to u), first from the separable
-            # guess's bounds. At a full check the plain start is probed again.
-            plain_first = not (guess_first and not checked)
+            # the active set from the bounds α sits on; when that failed last time (failures come in
+            # runs: at the start most pairs of W go from 0 to u), first from the separable guess's
+            # bounds (GUESS_FIRST: None this rule, True always, False never). At a full check the
+            # plain start is probed again.
+            if GUESS_FIRST is None:
+                starts = (False, True) if not guess_first or checked else (True, False)
+            else:
+                starts = (True, False) if GUESS_FIRST else (False,)
             new = None
-            for start_from_guess in ((False, True) if plain_first else (True, False)):
+            for start_from_guess in starts:
                 if start_from_guess:
                     guess, mu = _separable_guess(np.diagonal(hessian).copy(), gradient[working], incidence, old,
                                                  upper[working], potential[row_labels] - potential[ground_labels])
