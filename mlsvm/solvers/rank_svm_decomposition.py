@@ -36,7 +36,19 @@ Cholesky of ``|W| × |W|`` per iteration) whose answer is polished on its active
 (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of a bound
 are put on it and the equality residual this leaves is removed on the free pairs of W. A
 sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
-instances in W: ``O(n |W| Q)``.
+instances whose pairs moved: ``O(n |W| Q)``.
+
+Two starts of the active set. Started from the bounds α sits on (pairs pushed inward free), it
+fails when most pairs of W cross their bound in the first round (the start, where they go from
+0 to u): fixing them all leaves a flow on the label graph that the few pairs still free cannot
+balance. The other start is the partition of a separable guess (:func:`_separable_guess`): the
+sub-problem with H replaced by its diagonal, a quadratic flow problem whose Q − 1 label
+multipliers are found by Newton steps with an exact line search (:func:`_line_root`), warm-started
+from the previous sub-problem's label potentials; its guess is feasible, so the first round's
+system is consistent, and it has close to the right pairs on their bounds. After the plain start
+failed, the guessed one is tried first (the plain one is probed again at each full check); either
+failing, the other is tried, then the interior point. The guess only chooses the start: the answer
+is the active set's checked KKT point either way.
 
 Shrinking. Every :data:`CHECK_EVERY` iterations a full check gathers every pair's gradient from G
 (no kernel work), with least-squares biases (:func:`_least_squares_biases`) as the equality
@@ -647,8 +659,11 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             incidence = np.zeros((n_labels, working.size))
             incidence[k_w, np.arange(working.size)] = 1.0
             incidence[l_w, np.arange(working.size)] = -1.0
-            # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l')
-            hessian = gram[np.ix_(rows_of, rows_of)] * (incidence.T @ incidence)
+            # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l'), from the rows of K of W's instances
+            # (read once: the update of G below uses them too)
+            instances, position = np.unique(rows_of, return_inverse=True)
+            kernel_rows = gram[instances]
+            hessian = kernel_rows[np.ix_(position, rows_of)] * (incidence.T @ incidence)
             incidence, row_labels, ground_labels = _independent_rows(incidence, labels=True)
             old = alpha[working]
             target = incidence @ old
@@ -691,15 +706,14 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         if linear_term + 0.5 * curvature > 1e-12 * (abs(linear_term) + curvature):
             continue                                            # an increase: keep α (a stall if it lasts)
         alpha[working] = new
-        # G += K[:, I] Δβ_I over the instances I of the pairs that moved (most of a working set's
-        # class extremes stay on their bound: their rows of K are not read)
         moved = change != 0.0
-        touched, position = np.unique(rows_of[moved], return_inverse=True)
-        beta_change = np.zeros((touched.size, n_labels))
-        np.add.at(beta_change, (position, k_w[moved]), change[moved])
-        np.add.at(beta_change, (position, l_w[moved]), -change[moved])
-        beta[touched] += beta_change
-        kernel_beta += gram[touched].T @ beta_change
+        beta_change = np.zeros((instances.size, n_labels))
+        np.add.at(beta_change, (position[moved], k_w[moved]), change[moved])
+        np.add.at(beta_change, (position[moved], l_w[moved]), -change[moved])
+        beta[instances] += beta_change
+        # G += K[:, I] Δβ_I with the rows of K read for the Hessian (rows whose pairs did not move
+        # add zero; gathering the others again would cost about what the product saves)
+        kernel_beta += kernel_rows.T @ beta_change
     if not converged and not stalled:                           # max_iter: certify the last α
         flat_g = kernel_beta.ravel()
         gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
