@@ -106,7 +106,7 @@ FREE_STEP_BELOW, FREE_STEP_SIZE = 1e-3, 700
 SUB_TOL, SUB_MAX_ITER = 1e-13, 60
 #: Newton iterations of the separable guess (:func:`_separable_guess`); whether the active set
 #: starts from it first (None: after the plain start failed, see the loop; True: always; False: never)
-SEPARABLE_ITER, GUESS_FIRST = 20, None
+SEPARABLE_ITER, GUESS_FIRST, GUESS_WAIT = 20, None, 8
 
 
 def _pseudo_inverse(matrix):
@@ -583,7 +583,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     # stall is judged on the whole problem (re-shrinking at every check would hide it for ever)
     hold_full = False
     potential = np.zeros(n_labels)     # label potentials: the separable guesses' multipliers
-    guess_first = False
+    guess_first, guess_skip, guess_wait = False, 0, 0
     for iteration in range(1, max_iter + 1):
         flat_g = kernel_beta.ravel()
         quadratic = float(np.sum(beta * kernel_beta))
@@ -670,9 +670,12 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             # the active set from the bounds α sits on; when that failed last time (failures come in
             # runs: at the start most pairs of W go from 0 to u), first from the separable guess's
             # bounds (GUESS_FIRST: None this rule, True always, False never). At a full check the
-            # plain start is probed again.
+            # plain start is probed again. After the guessed start failed, it is left out of the
+            # next 1, 2, 4, … (at most GUESS_WAIT) sub-problems whose plain start failed.
             if GUESS_FIRST is None:
                 starts = (False, True) if not guess_first or checked else (True, False)
+                if guess_skip > 0 and (attempt == len(attempts) - 1):
+                    starts = (False,)
             else:
                 starts = (True, False) if GUESS_FIRST else (False,)
             new = None
@@ -682,9 +685,13 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
                                                  upper[working], potential[row_labels] - potential[ground_labels])
                     potential[row_labels] = potential[ground_labels] + mu
                     new = _active_set(hessian, gradient[working], incidence, old, upper[working], start=guess)
+                    guess_wait = 0 if new is not None else min(max(1, 2 * guess_wait), GUESS_WAIT)
+                    guess_skip = 0 if new is not None else guess_wait
                 else:
                     new = _active_set(hessian, gradient[working], incidence, old, upper[working])
                     guess_first = new is None
+                    if new is None and starts == (False,):
+                        guess_skip -= 1
                 if new is not None:
                     break
             if new is not None:
