@@ -45,7 +45,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.linalg import cho_solve, solve_triangular
+from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dpotrs as potrs
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
@@ -130,18 +131,24 @@ class _ClassHessians:
                 self.gram_buffer[r, :d, :d] += rows[moved].T @ (delta[moved, r, None] * rows[moved])
                 self.valid[r] = False
             self.omega = omega.copy()
-        for r in np.flatnonzero(~self.valid):
-            self.factor_buffer[r, :d, :d] = np.linalg.cholesky(self.gram_buffer[r, :d, :d] + self.diag[r] * np.eye(d))
-            self.valid[r] = True
-            self.refactorizations += 1
+        stale = np.flatnonzero(~self.valid)
+        if stale.size:   # one stacked call (the same LAPACK factorisation per class, without 159 calls)
+            self.factor_buffer[stale, :d, :d] = np.linalg.cholesky(
+                self.gram_buffer[stale, :d, :d] + self.diag[stale, None, None] * np.eye(d))
+            self.valid[stale] = True
+            self.refactorizations += stale.size
 
     def solve(self, r, rhs):
-        return cho_solve((self.factor(r), True), rhs)
+        # LAPACK's potrs, which cho_solve calls after its checks (those cost more than the solve here)
+        solution, info = potrs(self.factor(r), rhs, lower=1)
+        if info:
+            raise np.linalg.LinAlgError(f"potrs failed (info = {info})")
+        return solution
 
     def inverses(self):
         """``H_r⁻¹`` stacked (k, d, d), from the current factors (the CG preconditioner)."""
         eye = np.eye(self.size)
-        return np.stack([cho_solve((self.factor(r), True), eye) for r in range(self.valid.size)])
+        return np.stack([self.solve(r, eye) for r in range(self.valid.size)])
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
