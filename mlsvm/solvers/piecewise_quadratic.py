@@ -95,23 +95,27 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
 
 def minimize_with_decrease(a, b, u, e, weight: float):
     """The minimisers of a batch of problems ``φ_p(t) = ½ a_p t² + b_p t + weight Σ_m max(0, u_pm + t e_pm)²``
-    and their decreases ``φ_p(0) − φ_p(t_p)``, iterating only on the terms that can change state.
+    and their decreases ``φ_p(0) − φ_p(t_p)``, sorting only the terms that change state.
 
-    For the many problems of the greedy candidate scoring (Alg. 2, (3.12)), where few terms change
-    state between 0 and the minimiser. The sign of φ'(0) gives the side of the minimiser; along it,
-    ``t = σs`` with ``s ≥ 0``, the terms active at 0 that grow (``u ≥ 0``, ``σe ≥ 0``) stay active, so φ'
-    along s has slope at least ``a + 2·weight·Σ_grown e²`` and the minimiser satisfies
-    ``s ≤ S = |φ'(0)| / (a + 2·weight·Σ_grown e²)``. A term with the same state at 0 and at S keeps
-    it on [0, S]: the active ones are folded into the problem's quadratic (sums of ``σe·u`` and ``e²``),
-    the inactive ones dropped; only the others (a few per cent in the greedy scoring) are kept, as a
-    flat list with problem indices, and Newton on φ' (safeguarded by its bracket, exact once a step
-    keeps the active set, as in :func:`minimize_piecewise_quadratic`) runs on them, folding or
-    dropping after each step the terms whose state is the same at both ends of the bracket. The
-    decrease comes from the same sums: a term active at 0 and at s changes by ``2s·σe·u + s²e²``, one
-    active only at s by ``(u + sσe)²``, one active only at 0 by ``−u²``. The full (p, m) arrays are
-    read about a dozen times in all. The result agrees with :func:`minimize_piecewise_quadratic`
-    up to round-off (the sums are formed in another order). A minimiser found beyond ``S`` (round-off)
-    or a problem not settled in 60 steps is solved again by :func:`sorted_root` on all its terms.
+    For the many problems of the greedy candidate scoring (Alg. 2, (3.12)) and the Newton line
+    searches, where few terms change state between 0 and the minimiser. The sign of φ'(0) gives the
+    side of the minimiser; along it, ``t = σs`` with ``s ≥ 0``, the terms active at 0 that grow
+    (``u > 0``, ``σe > 0``) stay active, so φ' along s has slope at least ``a + 2·weight·Σ_grown e²`` and
+    the minimiser satisfies ``s ≤ S = |φ'(0)| / (a + 2·weight·Σ_grown e²)``. A term with the same state
+    at 0 and at S keeps it on [0, S]: the active ones are folded into the problem's quadratic (sums
+    of ``σe·u`` and ``e²``: the sums over the terms active at 0 less the crossing ones), the inactive
+    ones dropped. The others (the crossing terms, a few per cent in the greedy scoring) change state
+    once on [0, S], at ``s = −u/(σe)``: kept as a flat list with problem indices and sorted by problem
+    and breakpoint, φ' is linear between consecutive breakpoints (prefix sums of the terms that
+    enter, suffix sums of those that leave), and the minimiser is the root of the piece before the
+    first breakpoint where φ' ≥ 0 (the last piece if none): exact, no iteration. The decrease comes
+    from the same sums: a term active at 0 and at s changes by ``2s·σe·u + s²e²``, a crossing one by
+    ``max(0, u + sσe)² − max(0, u)²``. The full (p, m) arrays are read about eight times. When more
+    than ``DENSE_SHARE`` (5 %) of the terms cross, the list operations would cost more than Newton on
+    all terms: :func:`minimize_piecewise_quadratic` runs instead and the decrease is summed over all
+    terms. The result agrees with :func:`minimize_piecewise_quadratic` up to round-off (the sums are
+    formed in another order). A minimiser found beyond ``S`` (round-off) is solved again by
+    :func:`sorted_root` on all its terms.
 
     Parameters
     ----------
