@@ -239,8 +239,9 @@ def _line_steps_per_class(ops, F, C, D, dF, lam, R_inv):
 def _line_step(ops, F, C, D, dF, lam, R_inv, margin=None):
     """Exact step length along (D, dF) (``margin`` = 1 + T(F) when known): one problem over the n × k
     terms, of which few change state along the step, so the bounded search of
-    :func:`minimize_with_decrease` folds the others (bibtex, 147 classes: 3.5x faster than Newton on
-    all terms); the pairs outside Ω get e = 0 (constant terms)."""
+    :func:`minimize_with_decrease` folds the others (bibtex SMSVM, 147 classes, |J| = 20, profiled:
+    2.4 → 1.3 s over the fit against Newton on all terms); the pairs outside Ω get e = 0 (constant
+    terms)."""
     e = ops.forward(dF)
     e *= ops.mask
     u = 1.0 + ops.forward(F) if margin is None else margin
