@@ -164,7 +164,7 @@ def minimize_with_decrease(a, b, u, e, weight: float):
     del held
     # Σ e² over the terms active at 0 that grow along s (u > 0, σe > 0: they stay active)
     grown = np.where(sigma > 0, rising, EE - rising)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 only where φ'(0) = 0: t = 0, unused
         # the bound S on the minimiser, widened against round-off (a minimiser found beyond it is re-solved)
         bound = np.abs(slope0) / (A + w2 * grown) * (1 + 1e-9)
     with np.errstate(invalid="ignore"):   # S = ∞ (a = 0, no growing term) times e = 0: not a crossing
