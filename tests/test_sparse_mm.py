@@ -204,9 +204,10 @@ def test_exact_line_search_matches_sorted_breakpoints_and_is_a_minimum(m, a, b, 
 def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(count, m, a, b_scale, weight, shared_u,
                                                                                integer_data, seed):
     """minimize_with_decrease (the candidate scoring's solver, which folds the terms that keep their
-    state on the bracket) against the sorted-breakpoint root and a direct evaluation of φ: same
-    minimiser, decrease φ(0) − φ(t) as evaluated from scratch, and no point of a grid around t lower.
-    Integer data put roots and breakpoints on each other and zeros in u and e."""
+    state on [0, S] and sorts the breakpoints of the others, or runs Newton on all terms when many
+    cross: both routes forced here) against the sorted-breakpoint root and a direct evaluation of φ:
+    same minimiser, decrease φ(0) − φ(t) as evaluated from scratch, and no point of a grid around t
+    lower. Integer data put roots and breakpoints on each other and zeros in u and e."""
     rng = np.random.default_rng(seed)
     u = rng.standard_normal(m if shared_u else (count, m)) * 3
     e = rng.standard_normal((count, m)) * (rng.random((count, m)) < 0.8)
@@ -214,7 +215,18 @@ def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(c
         u, e = np.round(u), np.round(e)
     a_rows = a * rng.uniform(0.5, 2.0, count)
     b_rows = b_scale * rng.standard_normal(count)
-    t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight)
+    for dense_share in (1.0, 0.0):   # the sorted breakpoints of the crossing terms; Newton on all terms
+        _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share)
+
+
+def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share):
+    import mlsvm.solvers.piecewise_quadratic as pq
+    saved, pq.DENSE_SHARE = pq.DENSE_SHARE, dense_share
+    try:
+        t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight)
+    finally:
+        pq.DENSE_SHARE = saved
+    count = len(a_rows)
     reference = minimize_piecewise_quadratic(a_rows, b_rows, u, e, weight)
     U = np.broadcast_to(u, e.shape)
     for row in range(count):
@@ -248,10 +260,38 @@ def test_smsvm_class_ordered_candidate_terms_are_the_same_terms(k, count, seed):
         assert u_sorted.shape == u.shape
         for c in range(count):
             assert sorted(zip(u[c], e[c])) == sorted(zip(u_sorted[c], e_sorted[c]))
+        # with the margins and the moved true-class scores formed beforehand (the greedy scoring)
+        F_sorted, columns_sorted = F[order], columns[:, order]
+        margins = 1.0 + F_sorted - F_sorted[np.arange(n), y[order]][:, None]
+        moved = columns_sorted * coef[:, y[order]]
+        u_cached, e_cached = ops.sorted_candidate_terms(F_sorted, r, columns_sorted, coef, bounds, margins, moved)
+        assert np.array_equal(u_cached, u_sorted) and np.array_equal(e_cached, e_sorted)
 
 
-def test_batched_minimiser_with_decrease_edge_cases():
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_batched_minimiser_with_decrease_on_scoring_sized_problems(seed):
+    """The candidate scoring's regime: 25 problems of 3000 terms of which a few per cent change state
+    between 0 and the minimiser (the sorted-breakpoint route, with shared and per-problem u), against
+    the sorted-breakpoint root and φ(0) − φ(t) evaluated from scratch."""
+    rng = np.random.default_rng(seed)
+    count, m = 25, 3000
+    for u in (rng.standard_normal((count, m)) * 3, rng.standard_normal(m) * 3):
+        e = rng.standard_normal((count, m)) * (rng.random((count, m)) < 0.9)
+        a, b = rng.uniform(50, 100, count), rng.standard_normal(count) * 100
+        t, decrease = minimize_with_decrease(a, b, u, e, 0.5)
+        U = np.broadcast_to(u, e.shape)
+        for row in range(count):
+            phi = lambda s: 0.5 * a[row] * s * s + b[row] * s + 0.5 * np.sum(np.maximum(0.0, U[row] + s * e[row]) ** 2)
+            root = sorted_root(a[row], b[row], U[row], e[row], 0.5)
+            assert abs(t[row] - root) <= 1e-9 * max(1.0, abs(root))
+            assert abs(decrease[row] - (phi(0.0) - phi(t[row]))) <= EXACT.objective * max(1.0, phi(0.0))
+
+
+@pytest.mark.parametrize("dense_share", [1.0, 0.0])
+def test_batched_minimiser_with_decrease_edge_cases(dense_share, monkeypatch):
     """No problems; a zero slope at 0 (t = 0, no decrease); a = 0 with e = 0; the bad shape of e."""
+    import mlsvm.solvers.piecewise_quadratic as pq
+    monkeypatch.setattr(pq, "DENSE_SHARE", dense_share)
     t, decrease = minimize_with_decrease(np.ones(0), np.ones(0), np.ones((0, 3)), np.ones((0, 3)), 1.0)
     assert t.shape == decrease.shape == (0,)
     u, e = np.array([[-1.0, 2.0], [0.5, -0.5]]), np.array([[1.0, 0.0], [0.0, 0.0]])

@@ -282,14 +282,17 @@ class MarginOperator:
         return order, np.searchsorted(self.label[order], np.arange(self.Y.shape[1] + 1))
 
     def sorted_candidate_terms(self, F_sorted: np.ndarray, r: int, columns_sorted: np.ndarray, coef: np.ndarray,
-                               bounds: np.ndarray):
+                               bounds: np.ndarray, margins: np.ndarray | None = None, moved: np.ndarray | None = None):
         """SMSVM: the terms of :meth:`candidate_terms` (the same values: the same arithmetic on each
         term), in another order, from the scores and kernel columns in class order (rows ``order`` of
         :meth:`class_order`, formed once for all classes). In that order the points of one class
         are a block, so the terms are written into two arrays by slices: the points of other
         classes (only the classes before r have moved: ``coef[:, r:] = 0``), then the (k − 1) terms of
         each point of class r. The gathers and concatenations of :meth:`candidate_terms` cost more
-        than the 1-D problems they feed.
+        than the 1-D problems they feed. The greedy scoring passes ``margins`` (formed once per
+        addition) and ``moved`` (grown by one class block per class): otherwise every class would
+        pass over all n × k scores and loop over the classes before r (bibtex, 147 classes: 0.29 s
+        against 0.10 s per addition).
 
         Parameters
         ----------
@@ -303,6 +306,11 @@ class MarginOperator:
             The candidates' coefficients so far (0 from class r on).
         bounds : array of shape (k + 1,)
             The class blocks of the order (:meth:`class_order`).
+        margins : array of shape (n, k) or None, optional
+            ``1 + F_sorted[i, p] − F_sorted[i, y_i]``; computed when None.
+        moved : array of shape (κ, n) or None, optional
+            ``columns_sorted[c, i] · coef[c, y_i]``, the candidates' moves of the true-class scores
+            (0 from class r on); computed when None.
         """
         count, n = columns_sorted.shape
         k = F_sorted.shape[1]
@@ -310,23 +318,26 @@ class MarginOperator:
         size = stop - start
         outside = n - size
         label_sorted = np.repeat(np.arange(k), np.diff(bounds))
-        true_score = F_sorted[np.arange(n), label_sorted]
+        if margins is None:
+            margins = 1.0 + F_sorted - F_sorted[np.arange(n), label_sorted][:, None]
         u = np.empty((count, outside + (k - 1) * size))
         e = np.empty_like(u)
-        # (i, r), y_i ≠ r: 1 + S[i, r] − S[i, y_i], S = F + columns ⊗ coef (coef[:, y_i] = 0 for y_i > r)
-        u[:, :start] = 1.0 + F_sorted[:start, r] - true_score[:start]
-        u[:, start:outside] = 1.0 + F_sorted[stop:, r] - true_score[stop:]
-        for p in range(r):
-            block = slice(bounds[p], bounds[p + 1])
-            u[:, block] = u[:, block] - columns_sorted[:, block] * coef[:, p, None]
+        # (i, r), y_i ≠ r: 1 + S[i, r] − S[i, y_i], S = F + columns ⊗ coef; the points of the classes
+        # before r (moved) come first in class order, those after r have not moved
+        if moved is None:
+            np.subtract(margins[:start, r], columns_sorted[:, :start] * coef[:, label_sorted[:start]], out=u[:, :start])
+        else:
+            np.subtract(margins[:start, r], moved[:, :start], out=u[:, :start])
+        u[:, start:outside] = margins[stop:, r]
         e[:, :start] = columns_sorted[:, :start]
         e[:, start:outside] = columns_sorted[:, stop:]
-        # (i, p), y_i = r, p ≠ r: 1 + S[i, p] − S[i, r]
-        rest = np.delete(np.arange(k), r)
+        # (i, p), y_i = r, p ≠ r: 1 + S[i, p] − S[i, r] (the classes p < r have moved, p > r not)
         own = columns_sorted[:, start:stop]
         u_own = u[:, outside:].reshape(count, size, k - 1)
-        np.multiply(own[:, :, None], coef[:, None, rest], out=u_own)
-        u_own += (1.0 + F_sorted[start:stop][:, rest] - F_sorted[start:stop, r][:, None])[None]
+        if r:
+            np.multiply(own[:, :, None], coef[:, None, :r], out=u_own[:, :, :r])
+            u_own[:, :, :r] += margins[start:stop, :r][None]
+        u_own[:, :, r:] = margins[start:stop, r + 1:][None]
         np.negative(own[:, :, None], out=e[:, outside:].reshape(count, size, k - 1))
         return u, e
 

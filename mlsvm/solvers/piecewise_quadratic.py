@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: share of crossing terms above which :func:`minimize_with_decrease` runs Newton on all terms
+DENSE_SHARE = 0.05
+
 __all__ = ["hinge_segment_search", "minimize_piecewise_quadratic", "minimize_with_decrease", "sorted_root"]
 
 
@@ -92,23 +95,27 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
 
 def minimize_with_decrease(a, b, u, e, weight: float):
     """The minimisers of a batch of problems ``φ_p(t) = ½ a_p t² + b_p t + weight Σ_m max(0, u_pm + t e_pm)²``
-    and their decreases ``φ_p(0) − φ_p(t_p)``, iterating only on the terms that can change state.
+    and their decreases ``φ_p(0) − φ_p(t_p)``, sorting only the terms that change state.
 
-    For the many problems of the greedy candidate scoring (Alg. 2, (3.12)), where few terms change
-    state between 0 and the minimiser. The sign of φ'(0) gives the side of the minimiser; along it,
-    ``t = σs`` with ``s ≥ 0``, the terms active at 0 that grow (``u ≥ 0``, ``σe ≥ 0``) stay active, so φ'
-    along s has slope at least ``a + 2·weight·Σ_grown e²`` and the minimiser satisfies
-    ``s ≤ S = |φ'(0)| / (a + 2·weight·Σ_grown e²)``. A term with the same state at 0 and at S keeps
-    it on [0, S]: the active ones are folded into the problem's quadratic (sums of ``σe·u`` and ``e²``),
-    the inactive ones dropped; only the others (a few per cent in the greedy scoring) are kept, as a
-    flat list with problem indices, and Newton on φ' (safeguarded by its bracket, exact once a step
-    keeps the active set, as in :func:`minimize_piecewise_quadratic`) runs on them, folding or
-    dropping after each step the terms whose state is the same at both ends of the bracket. The
-    decrease comes from the same sums: a term active at 0 and at s changes by ``2s·σe·u + s²e²``, one
-    active only at s by ``(u + sσe)²``, one active only at 0 by ``−u²``. The full (p, m) arrays are
-    read about a dozen times in all. The result agrees with :func:`minimize_piecewise_quadratic`
-    up to round-off (the sums are formed in another order). A minimiser found beyond ``S`` (round-off)
-    or a problem not settled in 60 steps is solved again by :func:`sorted_root` on all its terms.
+    For the many problems of the greedy candidate scoring (Alg. 2, (3.12)) and the Newton line
+    searches, where few terms change state between 0 and the minimiser. The sign of φ'(0) gives the
+    side of the minimiser; along it, ``t = σs`` with ``s ≥ 0``, the terms active at 0 that grow
+    (``u > 0``, ``σe > 0``) stay active, so φ' along s has slope at least ``a + 2·weight·Σ_grown e²`` and
+    the minimiser satisfies ``s ≤ S = |φ'(0)| / (a + 2·weight·Σ_grown e²)``. A term with the same state
+    at 0 and at S keeps it on [0, S]: the active ones are folded into the problem's quadratic (sums
+    of ``σe·u`` and ``e²``: the sums over the terms active at 0 less the crossing ones), the inactive
+    ones dropped. The others (the crossing terms, a few per cent in the greedy scoring) change state
+    once on [0, S], at ``s = −u/(σe)``: kept as a flat list with problem indices and sorted by problem
+    and breakpoint, φ' is linear between consecutive breakpoints (prefix sums of the terms that
+    enter, suffix sums of those that leave), and the minimiser is the root of the piece before the
+    first breakpoint where φ' ≥ 0 (the last piece if none): exact, no iteration. The decrease comes
+    from the same sums: a term active at 0 and at s changes by ``2s·σe·u + s²e²``, a crossing one by
+    ``max(0, u + sσe)² − max(0, u)²``. The full (p, m) arrays are read about eight times. When more
+    than ``DENSE_SHARE`` (5 %) of the terms cross, the list operations would cost more than Newton on
+    all terms: :func:`minimize_piecewise_quadratic` runs instead and the decrease is summed over all
+    terms. The result agrees with :func:`minimize_piecewise_quadratic` up to round-off (the sums are
+    formed in another order). A minimiser found beyond ``S`` (round-off) is solved again by
+    :func:`sorted_root` on all its terms.
 
     Parameters
     ----------
@@ -130,106 +137,104 @@ def minimize_with_decrease(a, b, u, e, weight: float):
     decrease : ndarray of shape (p,)
         ``φ_p(0) − φ_p(t_p)`` (≥ 0 up to round-off).
     """
-    E = np.asarray(e, dtype=np.float64)
+    # rows contiguous: the row dots and passes below on a transposed view are several times slower
+    E = np.ascontiguousarray(e, dtype=np.float64)
     if E.ndim != 2:
         raise ValueError(f"e must be a 2-D array (problems × terms); got shape {E.shape}")
     count = E.shape[0]
-    U = np.broadcast_to(np.asarray(u, dtype=np.float64), E.shape)
+    U = np.asarray(u, dtype=np.float64)
+    U = np.broadcast_to(np.ascontiguousarray(U) if U.ndim == 2 else U, E.shape)
     A = np.array(np.broadcast_to(np.asarray(a, dtype=np.float64), (count,)))
     B = np.array(np.broadcast_to(np.asarray(b, dtype=np.float64), (count,)))
     t, decrease = np.zeros(count), np.zeros(count)
     if count == 0:
         return t, decrease
     w2 = 2.0 * weight
-    # (np.where and boolean indexing cost 5-10x an arithmetic pass on these arrays: masks multiply)
+    # (np.where and boolean indexing cost 5-10x an arithmetic pass on these arrays, 2-D np.nonzero
+    # 8x a 1-D one, einsum's row sums 2.5x BLAS dots: masks multiply, rows are dotted by matmul)
+    rowdot = lambda X, Y: (X[:, None, :] @ Y[:, :, None])[:, 0, 0]
     was_active = U > 0
-    slope0 = B + w2 * np.einsum("ij,ij->i", E, np.maximum(U, 0.0))             # φ'(0)
+    EU = rowdot(E, np.maximum(U, 0.0))                                          # Σ_active e·u
+    slope0 = B + w2 * EU                                                        # φ'(0)
     sigma = np.where(slope0 < 0, 1.0, -1.0)                                     # the side of the minimiser
-    Es = E * sigma[:, None]                                                     # slopes along s = σt ≥ 0
-    grown = np.maximum(Es, 0.0)
-    grown *= U >= 0
-    with np.errstate(divide="ignore"):
+    held = E * was_active.view(np.uint8)                                        # e on the active terms
+    EE = rowdot(held, held)                                                     # Σ_active e²
+    np.maximum(held, 0.0, out=held)
+    rising = rowdot(held, held)                                                 # Σ_active, e > 0 e²
+    del held
+    # Σ e² over the terms active at 0 that grow along s (u > 0, σe > 0: they stay active)
+    grown = np.where(sigma > 0, rising, EE - rising)
+    with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 only where φ'(0) = 0: t = 0, unused
         # the bound S on the minimiser, widened against round-off (a minimiser found beyond it is re-solved)
-        bound = np.abs(slope0) / (A + w2 * np.einsum("ij,ij->i", grown, grown)) * (1 + 1e-9)
-    del grown
+        bound = np.abs(slope0) / (A + w2 * grown) * (1 + 1e-9)
     with np.errstate(invalid="ignore"):   # S = ∞ (a = 0, no growing term) times e = 0: not a crossing
-        at_bound = Es * bound[:, None]
+        at_bound = E * (sigma * bound)[:, None]
         at_bound += U
-        active_at_bound = at_bound > 0
+        crossing = at_bound > 0
     del at_bound
-    crossing = was_active != active_at_bound
+    crossing ^= was_active
     crossing[slope0 == 0] = False                                               # φ'(0) = 0: t = 0
-    folded = Es * (was_active & active_at_bound)
-    FEU = np.einsum("ij,ij->i", folded, U)                                      # Σ σe·u over the folded terms
-    FEE = np.einsum("ij,ij->i", folded, Es)                                     # Σ e² over them
-    del folded, active_at_bound, was_active
+    del was_active
+    if np.count_nonzero(crossing) > DENSE_SHARE * crossing.size:
+        # many terms change state (SM3L's first additions, the first Newton step after one): the
+        # list operations below would cost more than Newton on the full arrays
+        t = minimize_piecewise_quadratic(A, B, U, E, weight)
+        after, before = np.maximum(U + t[:, None] * E, 0.0), np.maximum(U, 0.0)
+        return t, -(0.5 * A * t * t + B * t + weight * rowdot(after - before, after + before))
     pending = np.flatnonzero(slope0 != 0)
     position = np.full(count, -1)
     position[pending] = np.arange(pending.size)
-    rows, columns = np.nonzero(crossing)
-    owner, uu, ee = position[rows], U[rows, columns], Es[rows, columns]
+    rows, columns = np.divmod(np.flatnonzero(crossing), E.shape[1])
+    owner, uu = position[rows], U[rows, columns]
+    ee = E[rows, columns] * sigma[rows]
     del crossing, rows, columns
-    # per pending problem, along s: φ' = (A + 2w·FEE)·s + σB + 2w·FEU + 2w Σ_crossing σe·max(0, u + sσe)
-    SA, SB = A[pending], (sigma * B)[pending]
-    FEU, FEE, CONST = FEU[pending], FEE[pending], np.zeros(pending.size)
-    S, LO, HI = np.zeros(pending.size), np.zeros(pending.size), bound[pending]
+    # folded (active at 0 and at S) = active at 0, less the crossing terms active at 0
+    leaving = uu > 0
+    FEU = (sigma * EU)[pending] - np.bincount(owner, weights=np.where(leaving, ee * uu, 0.0), minlength=pending.size)
+    FEE = EE[pending] - np.bincount(owner, weights=np.where(leaving, ee * ee, 0.0), minlength=pending.size)
+    del leaving
+    # per pending problem, along s: φ' = (A + 2w·FEE)·s + σB + 2w·FEU + 2w Σ_crossing σe·max(0, u + sσe).
+    # Each crossing term changes state once on [0, S], at its breakpoint −u/(σe): sorted per problem,
+    # φ' is linear between consecutive breakpoints (prefix sums of the terms entering, suffix sums
+    # of those leaving), and the root lies on the piece before the first breakpoint where φ' ≥ 0.
     size = pending.size
-    for _ in range(60):
-        if size == 0:
-            break
-        residual = uu + S[owner] * ee
-        active = residual > 0
-        derivative = (SA + w2 * FEE) * S + SB + w2 * (FEU + np.bincount(owner, weights=ee * np.maximum(residual, 0.0),
-                                                                        minlength=size))
-        slope = SA + w2 * (FEE + np.bincount(owner, weights=ee * ee * active, minlength=size))
-        LO = np.where(derivative < 0, S, LO)
-        HI = np.where(derivative > 0, S, HI)
-        done = (derivative == 0) | (slope <= 0)
-        done |= np.nextafter(LO, HI) >= HI
-        step = S - derivative / np.where(slope > 0, slope, 1.0)
-        outside = ~((step > LO) & (step < HI))
-        with np.errstate(invalid="ignore"):
-            step = np.where(outside, 0.5 * (LO + HI), step)
-        S = np.where(done, S, step)
-        now_active = uu + S[owner] * ee > 0
-        changed = np.bincount(owner, weights=now_active != active, minlength=size) > 0
-        done |= ~outside & ~changed
-        # the terms whose state is the same at both ends of the bracket keep it inside: fold or drop
-        with np.errstate(invalid="ignore"):
-            at_lo, at_hi = uu + LO[owner] * ee > 0, uu + HI[owner] * ee > 0
-        fold, drop = at_lo & at_hi, ~(at_lo | at_hi)
-        if np.any(fold):
-            f_owner, f_u, f_e = owner[fold], uu[fold], ee[fold]
-            FEU = FEU + np.bincount(f_owner, weights=f_e * f_u, minlength=size)
-            FEE = FEE + np.bincount(f_owner, weights=f_e * f_e, minlength=size)
-            # inactive at 0 (u < 0), active on the bracket: (u + se)² = u² + 2s·σe·u + s²e²
-            CONST = CONST + np.bincount(f_owner, weights=np.where(f_u < 0, f_u * f_u, 0.0), minlength=size)
-        if np.any(drop):   # active at 0 (u > 0), inactive on the bracket: −u²
-            d_u = uu[drop]
-            CONST = CONST - np.bincount(owner[drop], weights=np.where(d_u > 0, d_u * d_u, 0.0), minlength=size)
-        staying = ~(fold | drop)
-        if np.any(done):
-            finished = staying & done[owner]
-            f_u, f_e, f_owner = uu[finished], ee[finished], owner[finished]
-            after, before = np.maximum(f_u + S[f_owner] * f_e, 0.0), np.maximum(f_u, 0.0)
-            rest = np.bincount(f_owner, weights=(after - before) * (after + before), minlength=size)
-            index, s_done = pending[done], S[done]
-            change = CONST[done] + 2 * s_done * FEU[done] + s_done * s_done * FEE[done] + rest[done]
-            t[index] = sigma[index] * s_done
-            decrease[index] = -(0.5 * A[index] * s_done * s_done + SB[done] * s_done + weight * change)
-            retry = index[s_done >= bound[index]]     # at the bound: round-off; solved again below
-            keep = staying & ~done[owner]
-            remaining = ~done
-            renumber = np.cumsum(remaining) - 1
-            pending = np.concatenate([pending[remaining], retry])
-            S, LO, HI, FEU, FEE, CONST, SA, SB = (x[remaining] for x in (S, LO, HI, FEU, FEE, CONST, SA, SB))
-            owner, uu, ee = renumber[owner[keep]], uu[keep], ee[keep]
-            size = int(np.count_nonzero(remaining))
-            if retry.size:
-                break
-        else:
-            owner, uu, ee = owner[staying], uu[staying], ee[staying]
-    for index in pending:   # not settled in 60 steps or beyond the bound: the sorted-breakpoint root
+    keep = ee != 0                 # (only with S = ∞: a term that never moves is folded already)
+    owner, uu, ee = owner[keep], uu[keep], ee[keep]
+    breaks = -uu / ee
+    order = np.lexsort((breaks, owner))
+    owner, uu, ee, breaks = owner[order], uu[order], ee[order], breaks[order]
+    leaving = uu > 0               # active before its breakpoint, inactive after; the others enter
+    eu, e2 = ee * uu, ee * ee
+    counts = np.bincount(owner, minlength=size)
+    first = np.cumsum(counts) - counts                       # start of each problem's segment
+    def before_each(values):       # Σ over the same problem's earlier terms (exclusive prefix sums)
+        total = np.cumsum(values)
+        return total - values - (total - values)[first[owner]] if values.size else values
+    enter_eu, enter_e2 = np.where(leaving, 0.0, eu), np.where(leaving, 0.0, e2)
+    leave_eu, leave_e2 = eu - enter_eu, e2 - enter_e2
+    all_leave_eu = np.bincount(owner, weights=leave_eu, minlength=size)
+    all_leave_e2 = np.bincount(owner, weights=leave_e2, minlength=size)
+    SA, SB = A[pending], (sigma * B)[pending]
+    base_slope, base_intercept = SA + w2 * (FEE + all_leave_e2), SB + w2 * (FEU + all_leave_eu)
+    # on the piece ending at each breakpoint: the leaving terms from it on, the entering ones before it
+    slope_at = base_slope[owner] + w2 * (before_each(enter_e2) - before_each(leave_e2))
+    intercept_at = base_intercept[owner] + w2 * (before_each(enter_eu) - before_each(leave_eu))
+    rising = np.flatnonzero(slope_at * breaks + intercept_at >= 0)
+    firsts = rising[np.r_[True, owner[rising[1:]] != owner[rising[:-1]]]] if rising.size else rising
+    # default: the last piece (every crossing term has changed state)
+    slope = SA + w2 * (FEE + np.bincount(owner, weights=enter_e2, minlength=size))
+    intercept = SB + w2 * (FEU + np.bincount(owner, weights=enter_eu, minlength=size))
+    slope[owner[firsts]], intercept[owner[firsts]] = slope_at[firsts], intercept_at[firsts]
+    settled = slope > 0            # slope 0: a zero direction (a = 0, e = 0), t = 0 is as good as any
+    S = np.where(settled, -intercept / np.where(settled, slope, 1.0), 0.0)
+    S = np.maximum(S, 0.0)         # the root is past 0 (φ'(0) < 0 along s): round-off only
+    after, before = np.maximum(uu + S[owner] * ee, 0.0), np.maximum(uu, 0.0)
+    rest = np.bincount(owner, weights=(after - before) * (after + before), minlength=size)
+    change = 2 * S * FEU + S * S * FEE + rest
+    t[pending] = sigma[pending] * S
+    decrease[pending] = -(0.5 * SA * S * S + SB * S + weight * change)
+    pending = pending[S >= bound[pending]]     # at the bound: round-off; solved again below
+    for index in pending:   # beyond the bound (round-off): the sorted-breakpoint root on all terms
         u_row, e_row = U[index], E[index]
         root = sorted_root(float(A[index]), float(B[index]), u_row, e_row, weight)
         after, before = np.maximum(u_row + root * e_row, 0.0), np.maximum(u_row, 0.0)
