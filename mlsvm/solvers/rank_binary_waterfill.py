@@ -14,7 +14,9 @@ nonincreasing scalar function ``S(t) = Σ_k μ_k(t) − 1``:
 
 * label level — ``μ_k(t)``: solve ``‖w_k(C_k)‖² = t`` for ``C_k``. Each label SVM is solved exactly by
   a primal–dual active-set method (PDAS) on its dual, warm-started from the label's last active set
-  (the first start: LIBSVM at its default tolerance, scikit-learn's ``SVC``). For a fixed active set
+  (the first start: LIBSVM at its default tolerance, scikit-learn's ``SVC``; in factor mode first
+  the pieces of a smoothed-hinge Newton solve at C_k itself, :func:`_huber_newton`, which also comes
+  before path-following whenever PDAS from the last set does not finish). For a fixed active set
   (free set F, sets at 0 and at C_k) the KKT system is linear and its solution is affine in C_k,
   ``c = p + C_k q`` (signed coefficients ``c_i = y_i β_i``, bias likewise), so on the C_k-interval where
   that active set stays optimal (a ratio test) ``‖w_k‖² = A + 2B C_k + D C_k²`` exactly. The root is
@@ -56,6 +58,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import linprog, lsq_linear
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
@@ -240,7 +243,10 @@ def _huber_newton(L, y, c, start, accept, first=0):
             hessian[:r, :r][np.diag_indices(r)] += 1.0
             hessian[:r, r] = hessian[r, :r] = (c / h) * Lq.sum(axis=0)
             hessian[r, r] = (c / h) * quadratic.sum()
-            direction = np.linalg.lstsq(hessian, -gradient, rcond=None)[0]
+            try:   # positive definite unless the quadratic piece is empty (then b has no curvature)
+                direction = cho_solve(cho_factor(hessian), -gradient)
+            except np.linalg.LinAlgError:
+                direction = np.linalg.lstsq(hessian, -gradient, rcond=None)[0]
             if not np.all(np.isfinite(direction)):
                 return False
             if gradient @ direction >= 0:
@@ -605,7 +611,8 @@ class _Label:
         return True
 
     def solve(self, c):
-        """Exact solution at ``c``: PDAS from the last active set; else exact path-following from
+        """Exact solution at ``c``: PDAS from the last active set; else (factor mode) PDAS from the
+        smoothed-hinge Newton's pieces at c (:meth:`_huber`); else exact path-following from
         the last solved state (:meth:`_walk`, one breakpoint at a time); else PDAS from LIBSVM's
         active set at c (default tol, then RESTART_SVC_TOL). (Measured on yeast/linear, rank 103:
         from a warm start PDAS converges for steps of a few % in C_k only — the path has hundreds of
