@@ -38,6 +38,7 @@ def _problem(n, d, q, C, seed, structure, copies, route):
 
 def _solve(problem, huber, monkeypatch):
     monkeypatch.setattr(waterfill, "HUBER_START", huber)
+    monkeypatch.setattr(waterfill, "HUBER_MIN_RATIO", 0)    # the start on every factor-mode problem
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = waterfill.solve_rank_binary_waterfill(problem, tol=TOL)
@@ -122,3 +123,20 @@ def test_first_solve_far_above_the_libsvm_start_needs_no_path(monkeypatch):
     objective, gap, kkt = _certificate(problem, result)
     assert result.converged and gap <= TOL and kkt <= TOL
     assert relative_difference(objective, _ground_truth(problem)) <= EXACT.objective
+
+
+@pytest.mark.parametrize("n, d, used", [(40, 4, True), (39, 4, False), (200, 4, True), (20, 4, False)])
+def test_switch_point(monkeypatch, n, d, used):
+    """The start runs when n ≥ HUBER_MIN_RATIO · (r + 1) (here r = d): on both sides of n = 8(d + 1) = 40,
+    the fit certifies at CVXPY's optimum, and the Newton pieces are offered only at or above it."""
+    assert waterfill.HUBER_MIN_RATIO == 8
+    assert waterfill._Label.huber_route(n, d) == (n >= 8 * (d + 1))
+    calls = []
+    newton = waterfill._huber_newton
+    monkeypatch.setattr(waterfill, "_huber_newton", lambda *args: calls.append(1) or newton(*args))
+    problem = _problem(n, d, 2, 1.0, 7, "none", 0, "features")
+    result = waterfill.solve_rank_binary_waterfill(problem, tol=TOL)
+    objective, gap, kkt = _certificate(problem, result)
+    assert result.converged and gap <= TOL and kkt <= TOL
+    assert relative_difference(objective, _ground_truth(problem)) <= EXACT.objective
+    assert bool(calls) == used

@@ -125,6 +125,12 @@ HUBER_LEVELS = 10.0 ** -np.arange(0, 9)
 HUBER_WARM_LEVEL = 2
 HUBER_STEPS = 50
 HUBER_START = True
+#: ... and only when n ≥ HUBER_MIN_RATIO · (r + 1): with few points per factor column the free sets
+#: PDAS meets from the Newton pieces are often rank-deficient (bounded least squares at every
+#: iteration). Measured (CPU s, BinaryApproachSVM defaults, one process, on / off): scene-like
+#: 1211 × 294 (n/(r+1) = 4.1) 62.6 / 39.3 — slower; yeast/linear (14.4) 10.6 / 14.7; synthetic
+#: d = 50 at n = 8000 (157) 21 / 57
+HUBER_MIN_RATIO = 8
 #: the pivoted-Cholesky factor tried first: at most LOW_RANK_MAX columns, residual ≤ FACTOR_TOL
 #: (scaled Gram, max diag 1; a margin then moves by at most FACTOR_TOL·‖c‖₁)
 LOW_RANK_MAX = 400
@@ -579,6 +585,21 @@ class _Label:
         self._set(c, status, path, zero=True)
         return True
 
+    @staticmethod
+    def huber_route(n_samples, rank):
+        """Do label solves start from the smoothed-hinge Newton pieces? In factor mode (``rank``, the
+        factor's column count r, is not None), when :data:`HUBER_START` and ``n ≥ HUBER_MIN_RATIO ·
+        (r + 1)``.
+
+        Parameters
+        ----------
+        n_samples : int
+            n, the number of training samples.
+        rank : int or None
+            r, the factor's number of columns (None: no factor, dense mode).
+        """
+        return bool(HUBER_START and rank is not None and n_samples >= HUBER_MIN_RATIO * (rank + 1))
+
     def _huber(self, c, warm=False):
         """Factor mode: PDAS at ``c`` from the active set of the smoothed-hinge SVM's solution
         (:func:`_huber_newton`, O(n r) per Newton step); ``warm``: Newton starts from the last
@@ -586,7 +607,7 @@ class _Label:
         decides; on failure the label's state is unchanged. (Measured on the synthetic d = 50 data,
         n = 4000: the set of width 1e-8 was the optimal one for all 20 labels × C_k tried, 0.12 s
         each, against LIBSVM at C = 10 plus a path of thousands of breakpoints.)"""
-        if not HUBER_START or self.factor is None:
+        if not self.huber_route(self.n, None if self.factor is None else self.factor.shape[1]):
             return False
         start = None
         if warm and self.c is not None:
