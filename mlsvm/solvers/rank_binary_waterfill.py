@@ -249,6 +249,8 @@ def _huber_newton(L, y, c, start, accept, first=0):
             hessian[:r, :r][np.diag_indices(r)] += 1.0
             hessian[:r, r] = hessian[r, :r] = (c / h) * Lq.sum(axis=0)
             hessian[r, r] = (c / h) * quadratic.sum()
+            if not (np.all(np.isfinite(hessian)) and np.all(np.isfinite(gradient))):
+                return False   # overflow (a hostile scale): no start; PDAS's other starts follow
             try:   # positive definite unless the quadratic piece is empty (then b has no curvature)
                 direction = cho_solve(cho_factor(hessian), -gradient)
             except np.linalg.LinAlgError:
