@@ -153,7 +153,7 @@ def test_a_label_whose_first_solve_fails_is_a_warning_not_a_crash(monkeypatch):
     solve failed from LIBSVM's starts before any state was solved, the path-following fallback read
     the requested C_k as the last solved one and returned with no path (AttributeError later). It
     must be an inner failure: a ConvergenceWarning and an honestly graded point."""
-    monkeypatch.setattr(waterfill._Label, "_try", lambda self, c: False)
+    monkeypatch.setattr(waterfill._Label, "_try", lambda self, *args, **kwargs: False)
     problem = _problem(30, 3, "linear", 1.0, 2, "none")
     with pytest.warns(ConvergenceWarning, match="active-set solve of a label SVM failed"):
         result = waterfill.solve_rank_binary_waterfill(problem, tol=TOL, max_iter=20)
