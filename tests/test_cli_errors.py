@@ -158,9 +158,18 @@ def test_saved_model_problems_are_clear(tiny, tmp_path):
     _fails_clearly(_mlsvm("evaluate", tiny, "--saved", bad), "not a readable mlsvm model file")
 
 
+def _sigint_default():
+    """Run in the child before exec: SIGINT at its default disposition, as a terminal's Ctrl-C finds
+    a program. A test run started in the background without job control (``pytest … &`` in a
+    script) ignores SIGINT, its children inherit that, Python then installs no KeyboardInterrupt
+    handler and the signal below would do nothing: the run would finish with status 0."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_is_one_line_and_status_130():
     process = subprocess.Popen([sys.executable, "-m", "mlsvm.cli", "verify", "--model", "matrix_svm"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_sigint_default)
     process.stdout.readline()        # the table header: main() is running, the checks start
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=120)
@@ -195,7 +204,7 @@ def test_ctrl_c_inside_osqp_is_a_keyboard_interrupt_not_a_failed_solve():
     is repeated with a longer wait, so the test always ends with a signal that OSQP caught."""
     for wait in (1.0, 3.0, 9.0):
         process = subprocess.Popen([sys.executable, "-c", OSQP_UNDER_CTRL_C], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+                                   stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
         assert process.stdout.readline().strip() == "START"
         time.sleep(wait)
         process.send_signal(signal.SIGINT)
