@@ -107,6 +107,10 @@ SUB_TOL, SUB_MAX_ITER = 1e-13, 60
 #: Newton iterations of the separable guess (:func:`_separable_guess`); whether the active set
 #: starts from it first (None: after the plain start failed, see the loop; True: always; False: never)
 SEPARABLE_ITER, GUESS_FIRST, GUESS_WAIT = 20, None, 8
+#: the iterative free-set step (:func:`_free_set_cg`) at a full check: None — once the gap bound is
+#: below FREE_STEP_BELOW and the free pairs do not fit in the direct free-set step; True — at every
+#: full check with free pairs; False — never. Projected CG iterations cap and relative tolerance.
+FREE_CG, FREE_CG_ITER, FREE_CG_TOL = None, 30, 1e-10
 
 
 def _pseudo_inverse(matrix):
@@ -384,6 +388,109 @@ def _polish(hessian, gradient, equality, old, new, upper):
         return new
     return candidate if objective(candidate) <= objective(new) else new
 
+def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, free_index, n_labels,
+                 max_iter=None, tol=None):
+    """A feasible descent step on all free pairs F, the others fixed: the equality-constrained QP
+    ``min_d g_Fᵀd + ½dᵀH_FFd`` s.t. ``A_F d = 0`` by projected preconditioned CG (Gould, Hribar &
+    Nocedal) from ``d = 0``, then a ratio test back into the box (the step to the first bound hit,
+    that pair put on its bound). Each Hessian product is ``Δβ = scatter(d)`` on F's instances I,
+    ``K_II Δβ`` and a gather: ``O(|I|²Q + |F|)``. The preconditioner is H's diagonal ``2K_ii``; the
+    projection in its metric needs the Q × Q weighted label Laplacian ``A_F M⁻¹ A_Fᵀ`` (inverted on
+    its range: each component's rows sum to 0, and so does ``A_F v`` for every v). Every CG iterate
+    ``d_j`` minimises the QP over a subspace that contains it, so the objective decreases along
+    ``t·d_j`` for ``t ∈ [0, 1]``: the ratio-tested step is feasible and never increases f (the
+    caller checks that too). Returns ``(new values of α_F, instances I, Δβ_I)`` or None."""
+    max_iter = FREE_CG_ITER if max_iter is None else max_iter
+    tol = FREE_CG_TOL if tol is None else tol
+    q = n_labels
+    rows_of = instance[free_index]
+    k, l = relevant[free_index], irrelevant[free_index]
+    instances, position = np.unique(rows_of, return_inverse=True)
+    kernel = gram[np.ix_(instances, instances)]
+    flat_k, flat_l = position * q + k, position * q + l
+    size = instances.size * q
+
+    def scatter(d):
+        return (np.bincount(flat_k, d, minlength=size) - np.bincount(flat_l, d, minlength=size)).reshape(-1, q)
+
+    def hessian_times(d):
+        product = (kernel @ scatter(d)).ravel()
+        return product[flat_k] - product[flat_l]
+
+    diagonal = 2.0 * np.diagonal(kernel)[position]
+    inverse_diagonal = 1.0 / np.maximum(diagonal, 1e-12 * max(float(np.max(diagonal, initial=0.0)), 1e-300))
+    old, box = alpha[free_index], upper[free_index]
+
+    def projector(weight):
+        """``r ↦ P_M r = M⁻¹r − M⁻¹A_Fᵀ(A_F M⁻¹ A_Fᵀ)⁺A_F M⁻¹r`` (M⁻¹ = ``weight``, 0 on the pairs
+        fixed): in the null space of A_F, zero on the fixed pairs."""
+        laplacian = (np.diag(np.bincount(k, weight, minlength=q) + np.bincount(l, weight, minlength=q))
+                     - np.bincount(k * q + l, weight, minlength=q * q).reshape(q, q)
+                     - np.bincount(l * q + k, weight, minlength=q * q).reshape(q, q))
+        laplacian_pinv = _pseudo_inverse(laplacian)
+
+        def project(r):
+            z = weight * r
+            nu = laplacian_pinv @ (np.bincount(k, z, minlength=q) - np.bincount(l, z, minlength=q))
+            return z - weight * (nu[k] - nu[l])
+        return project
+
+    # projected CG on the free pairs; when an iterate would leave the box, the step stops at the
+    # first bound hit (f decreases along p up to CG's step), that pair is fixed there and CG
+    # restarts on the others from the current point (its gradient r kept up to date), within a
+    # budget of max_iter Hessian products in all
+    weight = inverse_diagonal.copy()
+    project = projector(weight)
+    d = np.zeros(free_index.size)
+    r = gradient[free_index].copy()
+    z = project(r)
+    rz = float(r @ z)
+    if not rz > 0.0:
+        return None
+    first, p = rz, -z
+    for _ in range(max_iter):
+        hp = hessian_times(p)
+        curvature = float(p @ hp)
+        if not curvature > 1e-10 * float(diagonal @ (p * p)):     # H (nearly) singular along p
+            break
+        step = rz / curvature
+        value = old + d
+        up, down = p > 0.0, p < 0.0
+        ratios = np.full(d.size, np.inf)
+        ratios[up] = (box[up] - value[up]) / p[up]
+        ratios[down] = -value[down] / p[down]
+        blocking = int(np.argmin(ratios))
+        hit = ratios[blocking] < step
+        step = min(step, float(max(ratios[blocking], 0.0)))
+        d += step * p
+        r += step * hp
+        if hit:                                      # fix the pair on its bound, restart CG
+            d[blocking] = (box[blocking] if p[blocking] > 0.0 else 0.0) - old[blocking]
+            weight[blocking] = 0.0
+            project = projector(weight)
+            z = project(r)
+            rz = float(r @ z)
+            if not rz > tol * tol * first:
+                break
+            p = -z
+            continue
+        z = project(r)
+        rz, previous = float(r @ z), rz
+        if rz <= tol * tol * first:
+            break
+        p = -z + (rz / previous) * p
+    new = np.clip(old + d, 0.0, box)
+    # values within SNAP·u of a bound on it, the residual this leaves removed on the others
+    equality = np.zeros((q, free_index.size))
+    equality[k, np.arange(free_index.size)] = 1.0
+    equality[l, np.arange(free_index.size)] = -1.0
+    new = _snap_to_bounds(new, box, equality, equality @ old)
+    change = new - old
+    if np.max(np.abs(equality @ change)) > 1e-12 * max(1.0, float(np.max(upper))):
+        return None
+    return new, instances, scatter(change)
+
+
 def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.ndarray) -> np.ndarray:
     """The biases minimising the primal for the current w: the equality multipliers of the
     Frank–Wolfe LP ``min ⟨g, α'⟩`` over the feasible set (as
@@ -643,11 +750,36 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
             working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
         attempts = [working]
-        if checked and bound <= FREE_STEP_BELOW:
+        inside = np.flatnonzero((alpha > 0.0) & (alpha < upper)) if checked else None
+        cg_step = checked and inside.size > 0 and (
+            FREE_CG is True or (FREE_CG is None and bound <= FREE_STEP_BELOW
+                                and inside.size > FREE_STEP_SIZE - working.size))
+        if cg_step:
+            # the iterative free-set step on all free pairs: a better start for this iteration's
+            # working set (kept only when f does not increase; the gradient is then recomputed)
+            gradient_all = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+            step = _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient_all, inside, n_labels)
+            if step is not None:
+                new_free, cg_instances, cg_beta = step
+                change = new_free - alpha[inside]
+                cg_rows = gram[cg_instances]
+                increase = float(gradient_all[inside] @ change) + 0.5 * float(np.sum(cg_beta * (cg_rows[:, cg_instances] @ cg_beta)))
+                if increase <= 0.0:
+                    alpha[inside] = new_free
+                    beta[cg_instances] += cg_beta
+                    kernel_beta += cg_rows.T @ cg_beta
+                    if kept is None:
+                        gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+                        working = view.select(alpha, upper, gradient, working_set_size)
+                    else:
+                        gradient = np.full(alpha.size, np.nan)
+                        gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
+                        working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
+                    attempts = [working]
+        if checked and bound <= FREE_STEP_BELOW and not cg_step:
             # the free-set step: the working set with the free pairs (those with the largest
             # reduced gradient at the least-squares biases when they do not all fit), solved by the
             # active set only; if that fails, the regular working set in the same iteration
-            inside = np.flatnonzero((alpha > 0.0) & (alpha < upper))
             room = FREE_STEP_SIZE - working.size
             if room > 0 and inside.size:
                 if inside.size > room:
