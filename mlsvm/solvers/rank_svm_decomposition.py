@@ -445,7 +445,7 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     r = gradient[free_index].copy()
     z = project(r)
     rz = float(r @ z)
-    if not rz > 0.0:
+    if not rz > 1e-20 * float(r @ (weight * r)):      # no projected gradient beyond round-off
         return None
     first, p = rz, -z
     for _ in range(max_iter):
@@ -488,7 +488,11 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     change = new - old
     if np.max(np.abs(equality @ change)) > 1e-12 * max(1.0, float(np.max(upper))):
         return None
-    return new, instances, scatter(change)
+    # f's change, exactly: a step that does not decrease f (round-off directions) is refused
+    beta_change = scatter(change)
+    if float(gradient[free_index] @ change) + 0.5 * float(np.sum(beta_change * (kernel @ beta_change))) >= 0.0:
+        return None
+    return new, instances, beta_change
 
 
 def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.ndarray) -> np.ndarray:
@@ -761,21 +765,18 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             step = _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient_all, inside, n_labels)
             if step is not None:
                 new_free, cg_instances, cg_beta = step
-                change = new_free - alpha[inside]
+                alpha[inside] = new_free
                 cg_rows = gram[cg_instances]
-                increase = float(gradient_all[inside] @ change) + 0.5 * float(np.sum(cg_beta * (cg_rows[:, cg_instances] @ cg_beta)))
-                if increase <= 0.0:
-                    alpha[inside] = new_free
-                    beta[cg_instances] += cg_beta
-                    kernel_beta += cg_rows.T @ cg_beta
-                    if kept is None:
-                        gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
-                        working = view.select(alpha, upper, gradient, working_set_size)
-                    else:
-                        gradient = np.full(alpha.size, np.nan)
-                        gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
-                        working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
-                    attempts = [working]
+                beta[cg_instances] += cg_beta
+                kernel_beta += cg_rows.T @ cg_beta
+                if kept is None:
+                    gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+                    working = view.select(alpha, upper, gradient, working_set_size)
+                else:
+                    gradient = np.full(alpha.size, np.nan)
+                    gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
+                    working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
+                attempts = [working]
         if checked and bound <= FREE_STEP_BELOW and not cg_step:
             # the free-set step: the working set with the free pairs (those with the largest
             # reduced gradient at the least-squares biases when they do not all fit), solved by the
