@@ -90,23 +90,24 @@ def test_without_bound_hits_the_step_is_the_equality_qp_solution():
     Y[0], Y[1] = [1, 0, 0, 0], [0, 1, 1, 0]
     problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
     pairs, upper = problem.pairs, problem.upper
-    # a feasible point in the middle: α = u/2 plus a null-space move, then the optimum's direction is short
+    instance, relevant, irrelevant = pairs.instance, pairs.relevant, pairs.irrelevant
+    incidence = np.zeros((problem.n_labels, upper.size))
+    incidence[relevant, np.arange(upper.size)] = 1.0
+    incidence[irrelevant, np.arange(upper.size)] = -1.0
+    # a feasible point in the middle of the box: u/2 less its least-norm equality residual
     alpha = 0.5 * upper
-    # make α feasible: project u/2 onto Aα = 0 within the box (least-norm correction, small)
-    equality = problem.equality
-    alpha = alpha - equality.T @ np.linalg.lstsq(equality @ equality.T, equality @ alpha, rcond=None)[0]
-    assert np.all((alpha > 0.0) & (alpha < upper))
-    instance, relevant, irrelevant, gradient = _state(problem, alpha)
-    gradient = 1e-3 * gradient / np.max(np.abs(gradient))      # a small linear term: the step stays inside
-    free = np.arange(pairs.n_pairs if hasattr(pairs, "n_pairs") else alpha.size)
+    alpha = alpha - incidence.T @ (np.linalg.pinv(incidence @ incidence.T) @ (incidence @ alpha))
+    assert np.all((alpha > 0.0) & (alpha < upper)) and np.max(np.abs(incidence @ alpha)) < 1e-14
+    # H is singular (an instance's 2 × 2 block of pairs has a cycle that changes no score): a
+    # gradient in its range keeps the QP bounded; small, so the QP's solution stays inside
+    hessian = problem.kernel_matrix[np.ix_(instance, instance)] * (incidence.T @ incidence)
+    gradient = hessian @ np.random.default_rng(5).standard_normal(upper.size)
+    gradient *= 1e-4 / np.max(np.abs(gradient))
+    free = np.arange(upper.size)
     new, _, _ = _free_set_cg(problem.kernel_matrix, instance, relevant, irrelevant, alpha, upper, gradient, free,
                              problem.n_labels, max_iter=2000, tol=1e-13)
     # the dense QP with the same Hessian (H_st = K(x_i, x_j)(e_k − e_l)ᵀ(e_k' − e_l'))
-    incidence = np.zeros((problem.n_labels, alpha.size))
-    incidence[relevant, np.arange(alpha.size)] = 1.0
-    incidence[irrelevant, np.arange(alpha.size)] = -1.0
-    hessian = problem.kernel_matrix[np.ix_(instance, instance)] * (incidence.T @ incidence)
-    change, _ = _equality_qp(hessian, gradient, incidence[:-1], alpha, alpha, np.ones(alpha.size, bool))
+    change, _ = _equality_qp(hessian, gradient, module._independent_rows(incidence), alpha, alpha, np.ones(alpha.size, bool))
     assert np.all((alpha + change > 0.0) & (alpha + change < upper))
     q = lambda d: float(gradient @ d + 0.5 * d @ hessian @ d)            # noqa: E731
     assert q(new - alpha) <= q(change) + 1e-10 * abs(q(change))
