@@ -111,6 +111,8 @@ SEPARABLE_ITER, GUESS_FIRST, GUESS_WAIT = 20, None, 8
 #: below FREE_STEP_BELOW and the free pairs do not fit in the direct free-set step; True — at every
 #: full check with free pairs; False — never. Projected CG iterations cap and relative tolerance.
 FREE_CG, FREE_CG_ITER, FREE_CG_TOL = None, 30, 1e-10
+#: the gap bound below which the iterative free-set step runs (with FREE_CG None)
+FREE_CG_BELOW = 1e-3
 
 
 def _pseudo_inverse(matrix):
@@ -756,7 +758,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         attempts = [working]
         inside = np.flatnonzero((alpha > 0.0) & (alpha < upper)) if checked else None
         cg_step = checked and inside.size > 0 and (
-            FREE_CG is True or (FREE_CG is None and bound <= FREE_STEP_BELOW
+            FREE_CG is True or (FREE_CG is None and bound <= FREE_CG_BELOW
                                 and inside.size > FREE_STEP_SIZE - working.size))
         if cg_step:
             # the iterative free-set step on all free pairs: a better start for this iteration's
