@@ -443,10 +443,7 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     def projector(weight):
         """``r ↦ P_M r = M⁻¹r − M⁻¹A_Fᵀ(A_F M⁻¹ A_Fᵀ)⁺A_F M⁻¹r`` (M⁻¹ = ``weight``, 0 on the pairs
         fixed): in the null space of A_F, zero on the fixed pairs."""
-        laplacian = (np.diag(np.bincount(k, weight, minlength=q) + np.bincount(l, weight, minlength=q))
-                     - np.bincount(k * q + l, weight, minlength=q * q).reshape(q, q)
-                     - np.bincount(l * q + k, weight, minlength=q * q).reshape(q, q))
-        laplacian_pinv = _pseudo_inverse(laplacian)
+        laplacian_pinv = _pseudo_inverse(_label_laplacian(k, l, weight, q))
 
         def project(r):
             z = weight * r
@@ -560,15 +557,22 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
     return formulation.linear_minimizer(problem, gradient)[1]
 
 
+def _label_laplacian(relevant, irrelevant, weight, n_labels):
+    """``A diag(w) Aᵀ`` for pairs ``k → l`` (columns ``e_k − e_l`` of A): the label graph's weighted
+    Laplacian (Q × Q)."""
+    q = n_labels
+    return (np.diag(np.bincount(relevant, weight, minlength=q) + np.bincount(irrelevant, weight, minlength=q))
+            - np.bincount(relevant * q + irrelevant, weight, minlength=q * q).reshape(q, q)
+            - np.bincount(irrelevant * q + relevant, weight, minlength=q * q).reshape(q, q))
+
+
 def _least_squares_biases(relevant, irrelevant, gradient, free, previous, n_labels):
     """``argmin_b Σ_{t free} (g_t + b_k − b_l)² + ε‖b − b_prev‖²`` (a Q × Q Laplacian system): the
     KKT biases where the free pairs determine them, the previous ones elsewhere. A cheap estimate
     for the per-iteration primal bound; the certificate uses :func:`certified_biases`."""
     k, l, g = relevant[free], irrelevant[free], gradient[free]
     q = n_labels
-    laplacian = (np.diag(np.bincount(k, minlength=q) + np.bincount(l, minlength=q)).astype(float)
-                 - np.bincount(k * q + l, minlength=q * q).reshape(q, q)
-                 - np.bincount(l * q + k, minlength=q * q).reshape(q, q))
+    laplacian = _label_laplacian(k, l, np.ones(k.size), q)
     rhs = np.bincount(l, g, minlength=q) - np.bincount(k, g, minlength=q)
     ridge = 1e-10 * max(1.0, float(np.max(np.diag(laplacian))))
     return center_biases(np.linalg.solve(laplacian + ridge * np.eye(q), rhs + ridge * previous))
