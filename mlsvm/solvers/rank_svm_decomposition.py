@@ -78,8 +78,8 @@ at least-squares biases (an upper bound) and its relative gap to the dual; the c
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
 warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix (``|W| ≤`` :data:`FREE_STEP_SIZE` in the
-free-set step), plus ``K_II`` (≤ n²/4 floats, K itself when I has more than n/2 instances) during an
-iterative free-set step.
+free-set step), plus a copy of ``K_II`` (< 0.81 n² floats; K itself when I holds ≥ 90 % of the
+instances) during an iterative free-set step.
 """
 
 from __future__ import annotations
@@ -421,11 +421,14 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     rows_of = instance[free_index]
     k, l = relevant[free_index], irrelevant[free_index]
     instances, position = np.unique(rows_of, return_inverse=True)
-    if 2 * instances.size > gram.shape[0]:
-        # most instances: K itself (no copy of K_II, which could be nearly as large as K)
+    if instances.size >= 0.9 * gram.shape[0]:
+        # nearly all instances: K itself (a copy of K_II would be nearly as large; products cost
+        # at most 1.23× more)
         instances, position, kernel = np.arange(gram.shape[0]), rows_of, gram
     else:
-        kernel = gram[np.ix_(instances, instances)]            # at most n²/4 floats
+        # a copy of K_II (< 0.81 n² floats, for the step only): with K itself each product would
+        # cost (n/|I|)² more — measured on yeast poly 2 (|I| ≈ 0.62 n) 2.21 → 2.85 s
+        kernel = gram[np.ix_(instances, instances)]
     flat_k, flat_l = position * q + k, position * q + l
     size = instances.size * q
 
