@@ -319,6 +319,7 @@ def test_the_free_set_step_is_taken_and_matches_cvxpy(monkeypatch, kernel, free_
     monkeypatch.setattr(module, "FREE_STEP_BELOW", np.inf)
     monkeypatch.setattr(module, "FREE_STEP_SIZE", free_step_size)
     monkeypatch.setattr(module, "CHECK_EVERY", 1)
+    monkeypatch.setattr(module, "FREE_CG", False)              # the direct step, not the iterative one
     sizes, solve = [], module._active_set
 
     def recorded(hessian, *args, **kwargs):
