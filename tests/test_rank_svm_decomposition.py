@@ -274,6 +274,18 @@ def assert_certified_cvxpy_optimum(problem, result):
     assert np.max(np.abs(problem.equality @ result.dual["alpha"])) <= 1e-12 * max(1.0, np.max(problem.upper))
 
 
+def record_calls(monkeypatch, module, name):
+    """Replace ``module.name`` by a wrapper that calls it and appends 1 to the returned list."""
+    calls, function = [], getattr(module, name)
+
+    def recorded(*args, **kwargs):
+        calls.append(1)
+        return function(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, recorded)
+    return calls
+
+
 def _awkward(name):
     rng = np.random.default_rng(11)
     X = rng.standard_normal((14, 3))

@@ -16,7 +16,7 @@ from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers import rank_svm_decomposition as module
 from mlsvm.solvers.rank_svm_decomposition import _equality_qp, _free_set_cg, decomposition
-from tests.test_rank_svm_decomposition import (SOLVER_TOL, _awkward, assert_certified_cvxpy_optimum,
+from tests.test_rank_svm_decomposition import (SOLVER_TOL, _awkward, assert_certified_cvxpy_optimum, record_calls,
                                                kernel_problems)
 
 
@@ -112,13 +112,7 @@ def test_without_bound_hits_the_step_is_the_equality_qp_solution():
 def test_the_step_forced_at_every_check_matches_cvxpy_on_awkward_labels(monkeypatch, name):
     monkeypatch.setattr(module, "FREE_CG", True)
     monkeypatch.setattr(module, "CHECK_EVERY", 1)
-    calls, step = [], module._free_set_cg
-
-    def recorded(*args, **kwargs):
-        calls.append(1)
-        return step(*args, **kwargs)
-
-    monkeypatch.setattr(module, "_free_set_cg", recorded)
+    calls = record_calls(monkeypatch, module, "_free_set_cg")
     problem = _awkward(name)
     result = decomposition(problem, tol=SOLVER_TOL, working_set_size=4)
     if name != "one instance with pairs":

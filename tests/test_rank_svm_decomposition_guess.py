@@ -18,7 +18,7 @@ from mlsvm.solvers import rank_svm_decomposition as module
 from mlsvm.solvers.cvxpy_tools import REFERENCE_BACKEND, solve
 from mlsvm.solvers.rank_svm_decomposition import (_active_set, _independent_rows, _line_root,
                                                   _separable_guess, decomposition)
-from tests.test_rank_svm_decomposition import (SOLVER_TOL, _awkward, assert_certified_cvxpy_optimum,
+from tests.test_rank_svm_decomposition import (SOLVER_TOL, _awkward, assert_certified_cvxpy_optimum, record_calls,
                                                kernel_problems, label_graphs)
 
 finite = st.floats(-3.0, 3.0, allow_nan=False)
@@ -162,14 +162,7 @@ def test_every_subproblem_started_from_the_guess_matches_cvxpy(monkeypatch, name
     """GUESS_FIRST = True: each sub-problem's active set starts from the separable guess (the
     plain start, then the interior point, only when it fails); the certified optimum is CVXPY's."""
     monkeypatch.setattr(module, "GUESS_FIRST", True)
-    calls = []
-    guess = module._separable_guess
-
-    def recorded(*args, **kwargs):
-        calls.append(1)
-        return guess(*args, **kwargs)
-
-    monkeypatch.setattr(module, "_separable_guess", recorded)
+    calls = record_calls(monkeypatch, module, "_separable_guess")
     problem = _awkward(name)
     result = decomposition(problem, tol=SOLVER_TOL, working_set_size=8)
     assert len(calls) >= result.n_iter - 1                     # the guessed start ran every iteration
