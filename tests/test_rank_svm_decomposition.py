@@ -346,3 +346,32 @@ def test_the_free_set_step_is_taken_and_matches_cvxpy(monkeypatch, kernel, free_
     decomposition(problem, tol=SOLVER_TOL, working_set_size=4)
     assert largest_regular > max(sizes)                         # the free-set step ran
     assert_certified_cvxpy_optimum(problem, regular)
+
+
+def test_a_stalled_run_returns_a_feasible_point():
+    """Found by HYPOTHESIS_PROFILE=explore (2026-11-24): a rank-one Gram matrix (five collinear
+    points), C = 0.1, working sets of 2 pairs. Every sub-problem solver fails on its degenerate
+    working sets, and the interior point's answer broke the equalities; that answer was taken, and
+    the stalled run returned α with Σ_i β_ki off zero by 8.2e-3 (u = 0.025). Whatever the outcome,
+    α stays in the box and keeps the equalities, and a run that does not certify says so. (The
+    default working set, 120 pairs, certifies this problem in 3 iterations.)"""
+    gram = np.array([
+        [0.6430940108090255, 1.0620450969113024, 0.19916898958510076, -0.33716824900290865, -0.911031414953656],
+        [1.0620450969113024, 1.753926749301189, 0.32891994839064026, -0.5568204332010903, -1.50453344475482],
+        [0.19916898958510076, 0.32891994839064026, 0.061683495329783046, -0.10442246132817586, -0.2821503595848101],
+        [-0.33716824900290865, -0.5568204332010903, -0.10442246132817586, 0.17677419821197302, 0.477645354806118],
+        [-0.911031414953656, -1.50453344475482, -0.2821503595848101, 0.477645354806118, 1.290601723981741]])
+    Y = np.array([[0, 1, 1, 1, 0], [0, 1, 1, 0, 0], [0, 1, 1, 1, 1], [0, 1, 0, 1, 1], [0, 0, 0, 0, 1]])
+    problem = rs.make_problem(gram, Y, 0.1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = decomposition(problem, tol=SOLVER_TOL, working_set_size=2)
+    alpha = result.dual["alpha"]
+    assert np.all(alpha >= 0.0) and np.all(alpha <= problem.upper)
+    assert np.max(np.abs(problem.equality @ alpha)) <= 1e-12 * max(1.0, np.max(problem.upper))
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert warned == (not result.converged)
+    if result.converged:
+        gap, kkt = graded(problem, result)[4:]
+        assert gap <= SOLVER_TOL and kkt <= SOLVER_TOL
+    assert decomposition(problem, tol=SOLVER_TOL).converged

@@ -869,6 +869,9 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             new = _snap_to_bounds(new, upper[working], incidence, target)
             change = new - old
             linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
+        if np.max(np.abs(incidence @ change), initial=0.0) > 1e-12 * max(1.0, float(np.max(upper[working]))):
+            continue            # an answer that breaks the equalities (the interior point's, when the
+            #                     correction above cannot restore them): keep α feasible
         if linear_term + 0.5 * curvature > 1e-12 * (abs(linear_term) + curvature):
             continue                                            # an increase: keep α (a stall if it lasts)
         alpha[working] = new
