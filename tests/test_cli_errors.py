@@ -177,43 +177,57 @@ def test_ctrl_c_is_one_line_and_status_130():
     assert stderr.strip() == "mlsvm verify: interrupted"
 
 
-OSQP_UNDER_CTRL_C = """
+BACKEND_UNDER_CTRL_C = """
+import sys
 import cvxpy as cp, numpy as np
+from cvxpy.reductions.solvers.solving_chain import SolvingChain
 from mlsvm.solvers import cvxpy_tools
-A = np.random.default_rng(0).standard_normal((300, 50))
-x = cp.Variable(50)
+backend = sys.argv[1]
+raw = {}
+call = SolvingChain.solve_via_data
+def recording(self, *args, **kwargs):   # the backend's raw answer, whatever CVXPY makes of it
+    raw["answer"] = call(self, *args, **kwargs)
+    return raw["answer"]
+SolvingChain.solve_via_data = recording
+A = np.random.default_rng(0).standard_normal((600, 200))
+x = cp.Variable(200)
 problem = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - 1) + cp.norm1(x)), [x >= -1, x <= 1])
+options = {"OSQP": dict(max_iter=10**9, eps_abs=1e-15, eps_rel=1e-15, polishing=False, time_limit=30.0),
+           "SCS": dict(max_iters=10**9, eps_abs=1e-15, eps_rel=1e-15, time_limit_secs=30.0)}[backend]
 print("START", flush=True)
 try:   # tolerances it cannot reach: it iterates until interrupted (or its 30 s time limit)
-    cvxpy_tools.solve(problem, "OSQP", max_iter=10**9, eps_abs=1e-15, eps_rel=1e-15, polishing=False,
-                      time_limit=30.0)
+    cvxpy_tools.solve(problem, backend, **options)
     print("RESULT finished")
 except KeyboardInterrupt:
-    results = problem._solver_cache.get("OSQP", (None, None, None))[2]
-    inside = results is not None and results.info.status_val == cvxpy_tools.OSQP_INTERRUPTED
-    print("RESULT KeyboardInterrupt", "inside OSQP" if inside else "before OSQP")
+    answer = raw.get("answer")
+    status = (answer.info.status_val if backend == "OSQP" else answer["info"]["status_val"]) if answer else None
+    interrupted = {"OSQP": cvxpy_tools.OSQP_INTERRUPTED, "SCS": cvxpy_tools.SCS_INTERRUPTED}[backend]
+    print("RESULT KeyboardInterrupt", "inside the backend" if status == interrupted else "before the backend")
 except Exception as exc:
     print("RESULT", type(exc).__name__)
 """
 
 
-def test_ctrl_c_inside_osqp_is_a_keyboard_interrupt_not_a_failed_solve():
-    """OSQP catches SIGINT itself and returns "interrupted by user" (CVXPY: SolverError), which would
-    make Ctrl-C during a verify row a failed check and the program go on. The signal is sent a
-    while after the solve starts; should it arrive before OSQP iterates (a loaded machine), the run
-    is repeated with a longer wait, so the test always ends with a signal that OSQP caught."""
+@pytest.mark.parametrize("backend", ["OSQP", "SCS"])
+def test_ctrl_c_inside_a_backend_is_a_keyboard_interrupt_not_a_failed_solve(backend):
+    """OSQP and SCS catch SIGINT themselves and return "interrupted by user" (CVXPY: SolverError),
+    which would make Ctrl-C during a verify row a failed check and the program go on. The signal is
+    sent a while after the solve starts; should it arrive before the backend iterates (a loaded
+    machine), the run is repeated with a longer wait, so the test always ends with a signal that
+    the backend caught."""
     for wait in (1.0, 3.0, 9.0):
-        process = subprocess.Popen([sys.executable, "-c", OSQP_UNDER_CTRL_C], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
+        process = subprocess.Popen([sys.executable, "-c", BACKEND_UNDER_CTRL_C, backend],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_sigint_default)
         assert process.stdout.readline().strip() == "START"
         time.sleep(wait)
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=120)
         result = [line for line in stdout.splitlines() if line.startswith("RESULT")]
         assert result and result[0].startswith("RESULT KeyboardInterrupt"), (stdout[-500:], stderr[-500:])
-        if result[0] == "RESULT KeyboardInterrupt inside OSQP":
+        if result[0] == "RESULT KeyboardInterrupt inside the backend":
             return
-    pytest.fail("the signal never arrived while OSQP iterated")
+    pytest.fail(f"the signal never arrived while {backend} iterated")
 
 
 def test_an_osqp_interrupted_status_raises_keyboard_interrupt(monkeypatch):

@@ -53,13 +53,19 @@ class GroundTruthError(RuntimeError):
 OSQP_INTERRUPTED = osqp.SolverStatus.OSQP_SIGINT if hasattr(osqp, "SolverStatus") else -5
 
 
+#: SCS's status "interrupted by user" (``SCS_SIGINT`` in scs.h)
+SCS_INTERRUPTED = -5
+
+
 def _raise_if_interrupted(problem: cp.Problem, solver: str) -> None:
     """Raise KeyboardInterrupt when OSQP stopped on Ctrl-C.
 
     OSQP installs its own SIGINT handler while it iterates, so Python never sees the signal:
     OSQP returns the status "interrupted by user", which CVXPY turns into a SolverError.
     Ctrl-C must stop the program, not count as a failed solve. CVXPY keeps OSQP's raw results
-    in the problem's solver cache; Clarabel and ECOS let the KeyboardInterrupt through.
+    in the problem's solver cache; SCS does the same as OSQP but its raw results are only cached
+    when optimal, so :func:`_solve_scs` reads them itself; Clarabel and ECOS let the
+    KeyboardInterrupt through.
     """
     if solver != "OSQP":
         return
@@ -68,6 +74,18 @@ def _raise_if_interrupted(problem: cp.Problem, solver: str) -> None:
     status = getattr(getattr(results, "info", None), "status_val", None)
     if status is not None and status == OSQP_INTERRUPTED:
         raise KeyboardInterrupt
+
+
+def _solve_scs(problem: cp.Problem, **settings) -> float:
+    """``problem.solve(solver="SCS", **settings)`` in CVXPY's documented three steps (problem data,
+    the backend's call, unpacking), so SCS's raw status is seen: "interrupted by user" (SCS caught
+    Ctrl-C) raises KeyboardInterrupt instead of CVXPY's SolverError."""
+    data, chain, inverse_data = problem.get_problem_data(cp.SCS)
+    solution = chain.solve_via_data(problem, data, solver_opts=settings)
+    if solution.get("info", {}).get("status_val") == SCS_INTERRUPTED:
+        raise KeyboardInterrupt
+    problem.unpack_results(solution, chain, inverse_data)
+    return problem.value
 
 
 def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
@@ -97,7 +115,8 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
     try:
         with warnings.catch_warnings():  # "Solution may be inaccurate" & co.: the status says it
             warnings.simplefilter("ignore")
-            value = problem.solve(solver=solver, **settings)
+            value = (_solve_scs(problem, **settings) if solver == "SCS"
+                     else problem.solve(solver=solver, **settings))
     except cp.error.SolverError as exc:
         _raise_if_interrupted(problem, solver)
         raise GroundTruthError(f"CVXPY backend {solver} failed: {exc}") from exc
