@@ -158,6 +158,28 @@ def test_saved_model_problems_are_clear(tiny, tmp_path):
     _fails_clearly(_mlsvm("evaluate", tiny, "--saved", bad), "not a readable mlsvm model file")
 
 
+def test_a_cvxpy_backend_without_an_answer_is_one_line_naming_the_alternatives(tmp_path, monkeypatch, capsys):
+    """``--param solver=cvxpy`` whose backend returns no point: no model, one line naming the backend
+    and the alternatives, status 1 (not "unexpected error"), nothing written."""
+    from mlsvm.cli import main
+    from mlsvm.solvers import cvxpy_tools
+
+    def no_answer(problem, solver="CLARABEL", **options):
+        raise cvxpy_tools.GroundTruthError(f"CVXPY backend {solver} failed: Solver {solver!r} failed.")
+
+    monkeypatch.setattr(cvxpy_tools, "solve", no_answer)
+    rng = np.random.default_rng(0)
+    data = tmp_path / "train.npz"
+    np.savez(data, X=rng.standard_normal((8, 2)), Y=np.array([[1, 0], [0, 1]] * 4))
+    model = tmp_path / "model.npz"
+    status = main(["fit", "MatrixSVM", "--train", str(data), "--param", "solver=cvxpy", "--out", str(model)])
+    err = capsys.readouterr().err
+    assert status == 1 and not model.exists(), err
+    assert err.count("\n") == 1 and "unexpected" not in err and "Traceback" not in err
+    assert err.startswith("mlsvm fit: CVXPY backend CLARABEL returned no solution")
+    assert "'ECOS', 'OSQP', 'SCS'" in err and "solver='fast'" in err
+
+
 def _sigint_default():
     """Run in the child before exec: SIGINT at its default disposition, as a terminal's Ctrl-C finds
     a program. A test run started in the background without job control (``pytest … &`` in a

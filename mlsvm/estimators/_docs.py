@@ -32,7 +32,10 @@ random_state : int, Generator or None
     solvers ignore it.''',
     "cvxpy_solver": f'''\
 cvxpy_solver : {{{", ".join(f'"{name}"' for name in BACKENDS)}}}
-    Backend of ``solver="cvxpy"``.''',
+    Backend of ``solver="cvxpy"``. Only that backend runs: an answer other than ``optimal`` is
+    reported with ``converged=False`` and a ``ConvergenceWarning`` when it comes with a point,
+    and raises :class:`~mlsvm.solvers.cvxpy_tools.GroundTruthError` (naming the other backends)
+    when it does not.''',
 }
 
 

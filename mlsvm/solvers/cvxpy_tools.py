@@ -209,7 +209,8 @@ def solve_cvxpy(formulation, problem, cvxpy_solver: str = REFERENCE_BACKEND) -> 
     ``(primal, dual)`` dicts its ``evaluate`` reads. A status other than ``optimal`` is no
     certificate: when the backend still returned a point (``optimal_inaccurate``) the result has
     ``converged=False`` and a ``ConvergenceWarning`` names the status; with no point at all,
-    :class:`GroundTruthError`.
+    :class:`GroundTruthError` naming the backend and the alternatives (the backend is the caller's
+    choice: no other is tried in its place).
 
     Parameters
     ----------
@@ -229,7 +230,11 @@ def solve_cvxpy(formulation, problem, cvxpy_solver: str = REFERENCE_BACKEND) -> 
     except GroundTruthError as exc:
         if cvx.status not in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) or any(
                 v.value is None for v in cvx.variables()):
-            raise
+            others = ", ".join(repr(name) for name in BACKENDS if name != cvxpy_solver.upper())
+            raise GroundTruthError(
+                f"CVXPY backend {cvxpy_solver.upper()} returned no solution, so there is no model to "
+                f"report ({exc}). cvxpy_solver picks the one backend that runs: another ({others}) or "
+                "solver='fast' may solve this problem") from exc
         warnings.warn(f"{exc}: the point it returned is reported with converged=False",
                       ConvergenceWarning, stacklevel=2)
         converged = False
