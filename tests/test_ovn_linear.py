@@ -163,6 +163,12 @@ def sparse_problems(draw):
 @settings(max_examples=15, deadline=None)
 @given(sparse_problems())
 def test_sparse_and_dense_x_give_the_same_model_and_the_cvxpy_optimum(drawn):
+    """The same objective, the same W (unique: the objective is strongly convex in it, M ≻ 0) and,
+    each certified, optimal biases. The biases themselves need not be unique: with hard b and no
+    class member strictly inside its box they can move along the optimal face (found by
+    HYPOTHESIS_PROFILE=explore: Clarabel and OSQP gave biases 0.1 apart at the same optimum, the
+    dense and sparse runs 2e-7 apart at relative gaps of 3.5e-12), so the decision values are
+    compared without them."""
     X, Y, params = drawn
     dense = OvNSVM(kernel="linear", **params).fit(X, Y)
     sparse = OvNSVM(kernel="linear", **params).fit(sp.csr_matrix(X), Y)
@@ -174,8 +180,8 @@ def test_sparse_and_dense_x_give_the_same_model_and_the_cvxpy_optimum(drawn):
         assert relative_difference(report.primal_objective, optimum) <= FAST.objective
         assert abs(report.relative_gap) <= FAST.gap and report.max_kkt <= FAST.kkt
     assert relative_difference(sparse.fit_report_.primal_objective, dense.fit_report_.primal_objective) <= 1e-10
-    assert np.max(np.abs(sparse.decision_function(X) - dense.decision_function(X))) <= 1e-8 * max(
-        1.0, np.max(np.abs(dense.decision_function(X))))
+    scores = [model.decision_function(X) - model.intercept_ for model in (dense, sparse)]
+    assert np.max(np.abs(scores[1] - scores[0])) <= 1e-8 * max(1.0, np.max(np.abs(scores[0])))
 
 
 def test_solve_ipm_takes_the_feature_route_for_every_linear_problem(monkeypatch):
