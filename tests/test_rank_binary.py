@@ -125,6 +125,25 @@ def test_identical_labels_and_trivial_labels_reduce_to_one_svm():
     assert relative_difference(solve(rb.cvxpy_primal(one_real)[0], "ECOS"), 2 * svm_value) <= EXACT.objective
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_all_zero_features_cvxpy_agrees_with_fast(n):
+    """K = 0 (every feature zero; found by the fuzz harness under HYPOTHESIS_PROFILE=explore): the
+    CVXPY route's factor is gram_factor's zero column and mapping its weights back solved a
+    singular system (a raw LinAlgError). Now w = 0 there, the optimum is the biases' alone, and
+    both routes certify the same value."""
+    from mlsvm.estimators.rank_binary import CategoricalRegressionSVM
+
+    X = np.zeros((n, 2))
+    cases = [(BinaryApproachSVM, np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0]])[:n])]
+    if n > 1:
+        cases.append((CategoricalRegressionSVM, np.arange(n)))
+    for estimator, Y in cases:
+        reports = [estimator(solver=solver, kernel="linear").fit(X, Y).fit_report_ for solver in ("cvxpy", "fast")]
+        for report in reports:
+            assert report.converged and abs(report.relative_gap) <= 1e-6 and report.max_kkt <= 1e-6
+        assert relative_difference(reports[0].primal_objective, reports[1].primal_objective) <= EXACT.objective
+
+
 def test_optimal_bias_against_brute_force():
     rng = np.random.default_rng(2)
     for _ in range(20):

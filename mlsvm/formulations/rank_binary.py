@@ -336,7 +336,9 @@ def stationary_primal(problem: BinaryApproachProblem, coef: np.ndarray, alpha: n
 
 def coefficients_from_factor(factor: np.ndarray, V: np.ndarray) -> np.ndarray:
     """Expansion coefficients ``A`` with ``Lᵀ A = V`` (``A = L (LᵀL)⁻¹ V``): the ``w_k`` written in
-    factor coordinates as ``Σ_i A_ik φ(x_i)``, so that ``K A = L V``.
+    factor coordinates as ``Σ_i A_ik φ(x_i)``, so that ``K A = L V``. ``L`` has full column rank
+    except :func:`~mlsvm.kernels.gram_factor`'s zero column for ``K = 0`` (e.g. every feature
+    zero), where ``A = 0``.
 
     Parameters
     ----------
@@ -345,6 +347,8 @@ def coefficients_from_factor(factor: np.ndarray, V: np.ndarray) -> np.ndarray:
     V : array of shape (r, Q)
         Weights in the factor coordinates.
     """
+    if not np.any(factor):
+        return np.zeros((factor.shape[0], V.shape[1]))
     return factor @ np.linalg.solve(factor.T @ factor, V)
 
 
