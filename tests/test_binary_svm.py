@@ -5,15 +5,16 @@ Mappings: SVC(C) is hinge with a free bias; LinearSVC(C, loss, intercept_scaling
 ``½(‖w‖² + b²) + C Σ loss`` (a regularized bias), ``fit_intercept=False`` is ``bias="none"``.
 """
 
+import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn.svm import SVC, LinearSVC
 
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.kernels import make_kernel
-from mlsvm.verification import relative_difference, solve
+from mlsvm.verification import GroundTruthError, relative_difference, solve
 from mlsvm.verification.checks.binary_svm import cvxpy_dual
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, assert_decisions_agree, tolerance
 
@@ -27,6 +28,19 @@ def _data(n, d, seed, kernel="linear"):
     return X, y, spec
 
 
+def _solved_or_discarded(cvx, backend):
+    """The optimal value, or the draw discarded when OSQP stopped at its iteration limit short of
+    eps 1e-9 ("optimal_inaccurate": first-order, it stalls there on a few problems, e.g. n = 11,
+    rbf, C = 2, squared hinge, free bias, found by HYPOTHESIS_PROFILE=explore; 2 of 300 random
+    binary-SVM solves measured). The ground truth rightly refuses such an answer and the property
+    needs one; hypothesis fails the test should many draws be discarded."""
+    try:
+        return solve(cvx, backend)
+    except GroundTruthError:
+        assume(not (backend == "OSQP" and cvx.status == cp.OPTIMAL_INACCURATE))
+        raise
+
+
 @settings(max_examples=12)
 @given(n=st.integers(4, 25), d=st.integers(1, 4), seed=st.integers(0, 10_000),
        kernel=st.sampled_from(["linear", "rbf", "poly"]), C=st.floats(0.05, 20.0),
@@ -35,8 +49,8 @@ def _data(n, d, seed, kernel="linear"):
 def test_primal_equals_dual(n, d, seed, kernel, C, loss, bias, backend):
     X, y, spec = _data(n, d, seed, kernel)
     problem = bsvm.BinarySVMProblem(spec(X), y, C, loss, bias)
-    primal = solve(bsvm.cvxpy_primal(problem)[0], backend)
-    dual = -solve(bsvm.cvxpy_dual(problem)[0], backend)
+    primal = _solved_or_discarded(bsvm.cvxpy_primal(problem)[0], backend)
+    dual = -_solved_or_discarded(bsvm.cvxpy_dual(problem)[0], backend)
     assert relative_difference(primal, dual) <= BACKEND_AGREEMENT
     # the dual point also certifies itself through the numpy objectives and KKT residuals
     if backend == "CLARABEL":
