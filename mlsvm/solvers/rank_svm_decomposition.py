@@ -375,8 +375,11 @@ def _snap_to_bounds(y, upper, equality, target):
     """Put values within ``SNAP·u`` of a bound on it, then remove the equality residual this leaves
     by the least-norm correction on the free values, ``Δ = −ΩEᵀ(EΩEᵀ)⁺(Ey − e)``,
     ``Ω = diag(min(y, u − y))`` (values near a bound hardly move; clipped regardless)."""
-    y = np.where(y <= SNAP * upper, 0.0, np.where(y >= (1.0 - SNAP) * upper, upper, y))
-    residual = equality @ y - target
+    snapped = np.where(y <= SNAP * upper, 0.0, np.where(y >= (1.0 - SNAP) * upper, upper, y))
+    residual = equality @ snapped - target
+    if np.array_equal(snapped, y) and np.abs(residual).max(initial=0.0) <= 1e-15 * max(1.0, float(upper.max())):
+        return y        # nothing snapped and the equalities hold to round-off (an active-set answer)
+    y = snapped
     weights = np.minimum(y, upper - y)
     if np.max(np.abs(residual), initial=0.0) > 0.0 and np.any(weights > 0.0):
         correction = -weights * (equality.T @ (_pseudo_inverse((equality * weights[None, :]) @ equality.T) @ residual))
