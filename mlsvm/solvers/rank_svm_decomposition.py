@@ -88,7 +88,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg.lapack import dgetrf, dgetrs, dpotrf, dpotrs
+from scipy.linalg.lapack import dgesv, dgetrf, dgetrs, dpotrf, dpotrs
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -296,7 +296,10 @@ def _line_root(start, rate, direction, upper, slope):
     order = np.argsort(times)
     times, changes = times[order], changes[order]
     seconds = second + np.concatenate([[0.0], np.cumsum(changes)])     # φ'' before each event, after the last
-    values = slope + np.cumsum(seconds[:-1] * np.diff(np.r_[0.0, times]))  # φ' at each event
+    lengths = np.empty_like(times)                                    # the intervals between events
+    lengths[0] = times[0]
+    np.subtract(times[1:], times[:-1], out=lengths[1:])
+    values = slope + np.cumsum(seconds[:-1] * lengths)                # φ' at each event
     hit = np.flatnonzero(values <= 0.0)
     if hit.size:
         k = hit[0]
@@ -329,7 +332,10 @@ def _separable_guess(diagonal, gradient, equality, old, upper, mu):
         free = (y > 0.0) & (y < upper)
         jacobian = scaled[:, free] @ equality[:, free].T
         ridge = 1e-9 * max(1.0, float(np.max(np.diagonal(jacobian))))
-        step = np.linalg.solve(jacobian + ridge * np.eye(rows), residual)
+        jacobian.reshape(-1)[:: rows + 1] += ridge
+        _, _, step, info = dgesv(jacobian, residual)    # LAPACK directly (np.linalg.solve's checks cost more)
+        if info != 0:                                    # singular despite the ridge: keep the guess so far
+            break
         direction = equality.T @ step
         mu = mu + _line_root(start, direction * weight, direction, upper, float(step @ residual)) * step
     return np.clip(old - (gradient + equality.T @ mu) * weight, 0.0, upper), mu
