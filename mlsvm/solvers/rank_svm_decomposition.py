@@ -648,24 +648,29 @@ class _Classes:
 
     def select(self, alpha, upper, gradient, size):
         """Positions (in class order) of the working set of the module docstring."""
-        y = self.orientation
-        value = -y * gradient
+        positive = self.orientation > 0.0
+        value = -self.orientation * gradient
         below, above = alpha < upper, alpha > 0.0
-        up = ((y > 0) & below) | ((y < 0) & above)
-        low = ((y > 0) & above) | ((y < 0) & below)
+        up = np.where(positive, below, above)                   # y = +1: α can grow; y = −1: shrink
+        low = np.where(positive, above, below)
         best_up = np.maximum.reduceat(np.where(up, value, -np.inf), self.starts)
         best_low = np.minimum.reduceat(np.where(low, value, np.inf), self.starts)
         # candidates: each class's extremes and the violators, scored by their violation against
         # the best partner of their class; the extremes always enter (they carry the cycles)
         extremes, scored, scores = [], [], []
-        for mask, own, other, sign in ((up, best_up, best_low, 1.0), (low, best_low, best_up, -1.0)):
+        for mask, own, other, is_up in ((up, best_up, best_low, True), (low, best_low, best_up, False)):
             # up: value ≥ min(best_up, best_low); low: value ≤ max(best_up, best_low)
-            threshold = sign * np.minimum(sign * own, sign * other)
-            candidates = np.flatnonzero(mask & (sign * value >= sign * threshold[self.index]))
-            score = sign * (value[candidates] - other[self.index[candidates]])
-            is_extreme = value[candidates] == own[self.index[candidates]]
-            first = candidates[is_extreme]
-            _, keep = np.unique(self.index[first], return_index=True)
+            if is_up:
+                candidates = np.flatnonzero(mask & (value >= np.minimum(own, other)[self.index]))
+            else:
+                candidates = np.flatnonzero(mask & (value <= np.maximum(own, other)[self.index]))
+            classes, picked = self.index[candidates], value[candidates]
+            score = picked - other[classes] if is_up else other[classes] - picked
+            is_extreme = picked == own[classes]
+            first, first_classes = candidates[is_extreme], classes[is_extreme]
+            # the first candidate of each class among the extremes (positions are sorted by class)
+            keep = np.ones(first.size, dtype=bool)
+            keep[1:] = first_classes[1:] != first_classes[:-1]
             extremes.append(first[keep])
             scored.append(candidates)
             scores.append(score)
