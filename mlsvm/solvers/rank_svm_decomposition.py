@@ -836,14 +836,17 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             else:
                 kept = np.flatnonzero(~shrunk)
                 view = classes.restrict(kept)
+                # the kept pairs' gather indices and bounds, read at every iteration until the next check
+                kept_relevant, kept_irrelevant, kept_upper = flat_relevant[kept], flat_irrelevant[kept], upper[kept]
             history["kept"].append(problem.n_pairs if kept is None else kept.size)
         if kept is None:
-            gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+            gradient = flat_g.take(flat_relevant) - flat_g.take(flat_irrelevant) - 1.0
             working = view.select(alpha, upper, gradient, working_set_size)
         else:
             gradient = np.full(alpha.size, np.nan)  # only the kept entries are read
-            gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
-            working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
+            kept_gradient = flat_g.take(kept_relevant) - flat_g.take(kept_irrelevant) - 1.0
+            gradient[kept] = kept_gradient
+            working = kept[view.select(alpha.take(kept), kept_upper, kept_gradient, working_set_size)]
         attempts = [working]
         inside = np.flatnonzero((alpha > 0.0) & (alpha < upper)) if checked else None
         cg_step = checked and inside.size > 0 and (
@@ -886,7 +889,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l'), from the rows of K of W's instances
             # (read once: the update of G below uses them too)
             instances, position = np.unique(rows_of, return_inverse=True)
-            kernel_rows = gram[instances]
+            kernel_rows = gram.take(instances, axis=0)
             hessian = kernel_rows.take(rows_of, axis=1).take(position, axis=0) * (incidence.T @ incidence)
             incidence, row_labels, ground_labels = _independent_rows(incidence, labels=True)
             old = alpha[working]
