@@ -203,12 +203,12 @@ def test_bad_arguments_raise_value_error(bad):
 
 
 def test_the_default_working_set_size_is_the_square_root_rule(monkeypatch):
-    """√T clipped to [120, 240], and a run without working_set_size uses it: with the range
+    """√T clipped to [160, 240], and a run without working_set_size uses it: with the range
     narrowed to (8, 8) it takes the same iterates as working_set_size=8."""
     from mlsvm.solvers import rank_svm_decomposition as module
 
-    sizes = [module.default_working_set_size(t) for t in (3, 4_310, 14_400, 20_000, 58_248, 10**6)]
-    assert sizes == [120, 120, 120, 141, 240, 240]
+    sizes = [module.default_working_set_size(t) for t in (3, 4_310, 25_600, 40_000, 58_248, 10**6)]
+    assert sizes == [160, 160, 160, 200, 240, 240]
     rng = np.random.default_rng(5)
     X = rng.standard_normal((20, 3))
     Y = (rng.random((20, 3)) < 0.5).astype(int)

@@ -132,7 +132,7 @@ FREE_CG_BELOW = 1e-3
 #: the sub-problem interior point hands its partition to the active set once μ is below this (relative)
 CROSSOVER_MU = 1e-3
 #: the default working-set size is √T clipped to this range (:func:`default_working_set_size`)
-WORKING_SET_SIZES = (120, 240)
+WORKING_SET_SIZES = (160, 240)
 
 
 def _pseudo_inverse(matrix):
@@ -692,9 +692,11 @@ def default_working_set_size(n_pairs: int) -> int:
 
     Each iteration costs ``O(T)`` (gradients gathered, the selection) besides the sub-problem, whose
     active-set rounds grow with ``|W|`` faster than the iterations fall; the larger the problem, the
-    larger the working set that pays. Measured (issue 19 bench, CPU s): emotions (T = 4,310) 120
-    best (240: poly 2 0.13 → 0.17 s); yeast (T = 58,248) 240 (RBF 1.86 → 1.41 s, poly 2
-    1.86 → 1.62 s; 300 and 360 slower again).
+    larger the working set that pays. Measured (issue 19 bench, CPU s, alternating runs): yeast
+    (T = 58,248) 240 against 120: RBF 2.06 → 1.50 s, poly 2 2.12 → 1.79 s, poly 3 3.23 → 2.91 s (300
+    and 360 slower again); emotions (T = 4,310) and the synthetic set (T = 8,501) 160 against 120:
+    RBF 0.125 → 0.112 s, synthetic 0.332 → 0.303 s, poly 2 equal (200: poly 2 6 % faster, RBF and
+    synthetic 10 % slower; iteration counts jump with the size, as the run ends at a full check).
 
     Parameters
     ----------
@@ -730,7 +732,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         Maximum number of decomposition iterations.
     working_set_size : int or None, default=None
         Number of pairs per working set (≥ 2); None: :func:`default_working_set_size` of the
-        number of pairs (√T within [120, 240]).
+        number of pairs (√T within [160, 240]).
     alpha0 : array of shape (T,) or None, optional
         A feasible warm start (default 0).
     callback : callable or None, optional
