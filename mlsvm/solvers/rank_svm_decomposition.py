@@ -35,7 +35,7 @@ point of the sub-problem), else by a dense Mehrotra interior point (:func:`_subp
 Cholesky of ``|W| × |W|`` per iteration). Once its μ is below :data:`CROSSOVER_MU` (relative), the
 partition its iterate suggests (a value on a bound when its multiplier exceeds its distance to it,
 both scaled) starts the active set once (a crossover); that exact answer, when there is one, ends the
-interior point (yeast RBF, |W| = 240: interior-point time 0.37 → 0.19 s). Otherwise its answer is polished on its active set
+interior point (yeast RBF, ``|W| = 240``: interior-point time 0.37 → 0.19 s). Otherwise its answer is polished on its active set
 (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of a bound
 are put on it and the equality residual this leaves is removed on the free pairs of W. A
 sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
