@@ -204,6 +204,26 @@ def test_bad_arguments_raise_value_error(bad):
         decomposition(problem, **bad)
 
 
+def test_the_default_working_set_size_is_the_square_root_rule(monkeypatch):
+    """√T clipped to [160, 240], and a run without working_set_size uses it: with the range
+    narrowed to (8, 8) it takes the same iterates as working_set_size=8."""
+    from mlsvm.solvers import rank_svm_decomposition as module
+
+    sizes = [module.default_working_set_size(t) for t in (3, 4_310, 25_600, 40_000, 58_248, 10**6)]
+    assert sizes == [160, 160, 160, 200, 240, 240]
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((20, 3))
+    Y = (rng.random((20, 3)) < 0.5).astype(int)
+    Y[0] = [1, 0, 0]
+    problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
+    explicit = decomposition(problem, tol=SOLVER_TOL, working_set_size=8)
+    monkeypatch.setattr(module, "WORKING_SET_SIZES", (8, 8))
+    default = decomposition(problem, tol=SOLVER_TOL)
+    assert default.n_iter == explicit.n_iter > 1
+    np.testing.assert_array_equal(default.dual["alpha"], explicit.dual["alpha"])
+    assert_certified_cvxpy_optimum(problem, default)
+
+
 def test_a_feasible_warm_start_is_used_and_stays_exact():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((20, 3))

@@ -32,7 +32,10 @@ connected component of its label graph is dropped, :func:`_independent_rows`), i
 active-set rounds (:func:`_active_set`: one KKT solve on the free set per round — a quasi-definite
 regularised LU with iterative refinement, :func:`_equality_qp` —, accepted only as a checked KKT
 point of the sub-problem), else by a dense Mehrotra interior point (:func:`_subproblem`, one
-Cholesky of ``|W| × |W|`` per iteration) whose answer is polished on its active set
+Cholesky of ``|W| × |W|`` per iteration). Once its μ is below :data:`CROSSOVER_MU` (relative), the
+partition its iterate suggests (a value on a bound when its multiplier exceeds its distance to it,
+both scaled) starts the active set once (a crossover); that exact answer, when there is one, ends the
+interior point (yeast RBF, ``|W| = 240``: interior-point time 0.37 → 0.19 s). Otherwise its answer is polished on its active set
 (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of a bound
 are put on it and the equality residual this leaves is removed on the free pairs of W. A
 sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
@@ -88,7 +91,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg.lapack import dgetrf, dgetrs, dpotrf, dpotrs
+from scipy.linalg.lapack import dgesv, dgetrf, dgetrs, dpotrf, dpotrs
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -97,7 +100,7 @@ from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases
 from mlsvm.solvers.ipm_tools import ridged_cholesky
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
-__all__ = ["decomposition", "certified_biases"]
+__all__ = ["decomposition", "certified_biases", "default_working_set_size"]
 
 STOP_RULE = "relative duality gap and scaled KKT residuals"
 #: values this close to a bound (relative to u) are put on the bound after a sub-problem
@@ -126,6 +129,10 @@ SEPARABLE_ITER, GUESS_FIRST, GUESS_WAIT = 20, None, 8
 FREE_CG, FREE_CG_ITER, FREE_CG_TOL = None, 30, 1e-10
 #: the gap bound below which the iterative free-set step runs (with FREE_CG None)
 FREE_CG_BELOW = 1e-3
+#: the sub-problem interior point hands its partition to the active set once μ is below this (relative)
+CROSSOVER_MU = 1e-3
+#: the default working-set size is √T clipped to this range (:func:`default_working_set_size`)
+WORKING_SET_SIZES = (160, 240)
 
 
 def _pseudo_inverse(matrix):
@@ -165,12 +172,14 @@ def _to_boundary(value, change):
     return min(1.0, float(np.min(-value[shrinking] / change[shrinking], initial=1.0)))
 
 
-def _subproblem(hessian, linear, equality, target, upper):
+def _subproblem(hessian, linear, equality, target, upper, crossover=None):
     """Mehrotra's interior point for ``min ½yᵀHy + cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u`` (dense, small).
 
     E has independent rows (:func:`_independent_rows`), so the Schur complement ``E M⁻¹ Eᵀ`` is
     positive definite and factored by Cholesky; should round-off make that fail, it is inverted on
-    its range instead (the right-hand side always lies in it)."""
+    its range instead (the right-hand side always lies in it). ``crossover``: None, or a function
+    called once, when μ first falls below :data:`CROSSOVER_MU` (relative), with the partition the
+    iterate suggests (0, u or u/2 for free); its answer, when not None, is returned at once."""
     m = linear.size
     y, slack = 0.5 * upper, 0.5 * upper
     lower_mult, upper_mult = np.ones(m), np.ones(m)
@@ -194,6 +203,15 @@ def _subproblem(hessian, linear, equality, target, upper):
             best, best_error = y, error
         if iteration == SUB_MAX_ITER:
             break
+        if crossover is not None and mu <= CROSSOVER_MU * scale * bound:
+            # the partition the iterate suggests (a value is on a bound when its multiplier is
+            # larger than its distance to it, both scaled) handed to the caller once: an exact
+            # answer from it ends the interior point
+            start = np.where(lower_mult / scale > y / bound, 0.0,
+                             np.where(upper_mult / scale > slack / bound, upper, 0.5 * upper))
+            answer, crossover = crossover(start), None
+            if answer is not None:
+                return answer
         # LAPACK's triangular solves directly (scipy's cho_solve checks cost more at these sizes)
         system = hessian.copy()
         system.flat[diagonal] += lower_mult / y + upper_mult / slack
@@ -250,17 +268,28 @@ def _equality_qp(hessian, gradient, equality, old, candidate, free):
     free_index = np.flatnonzero(free)
     moved = np.flatnonzero(~free & (change != 0.0))     # the fixed values off their old value
     size, rows = free_index.size, equality.shape[0]
-    equality_free = equality[:, free_index]
+    equality_free = equality.take(free_index, axis=1)
     system = np.empty((size + rows, size + rows))
-    system[:size, :size] = hessian[np.ix_(free_index, free_index)]
+    # gathers by take (np.ix_ indexing costs several times more at these sizes)
+    hessian_free = hessian.take(free_index, axis=0)
+    system[:size, :size] = hessian_free.take(free_index, axis=1)
     system[:size, size:] = equality_free.T
     system[size:, :size] = equality_free
     system[size:, size:] = 0.0
-    rhs = np.concatenate([-gradient[free_index] - hessian[np.ix_(free_index, moved)] @ change[moved],
-                          -equality[:, moved] @ change[moved]])
-    epsilon = 1e-12 * max(1.0, float(np.max(np.diagonal(system)[:size], initial=0.0)))
+    rhs = np.empty(size + rows)
+    np.negative(gradient.take(free_index), out=rhs[:size])
+    if moved.size:
+        moved_change = change.take(moved)
+        rhs[:size] -= hessian_free.take(moved, axis=1) @ moved_change
+        rhs[size:] = -(equality.take(moved, axis=1) @ moved_change)
+    else:
+        rhs[size:] = 0.0
+    diagonal = system.reshape(-1)[:: size + rows + 1]
+    epsilon = 1e-12 * max(1.0, float(diagonal[:size].max(initial=0.0)))
     regularised = system.copy()
-    regularised.flat[:: size + rows + 1] += np.r_[np.full(size, epsilon), np.full(rows, -epsilon)]
+    regularised_diagonal = regularised.reshape(-1)[:: size + rows + 1]
+    regularised_diagonal[:size] += epsilon
+    regularised_diagonal[size:] -= epsilon
     # LAPACK's LU directly (scipy.linalg.lu_factor / lu_solve call the same routines; their
     # argument checks cost more than the factorisation at these sizes)
     lu, pivots, _ = dgetrf(regularised, overwrite_a=True)
@@ -269,7 +298,7 @@ def _equality_qp(hessian, gradient, equality, old, candidate, free):
         solution += dgetrs(lu, pivots, rhs - system @ solution)[0]
     step = solution[:size]
     residual = equality_free @ step - rhs[size:]
-    if rows and np.max(np.abs(residual)) > 1e-15 * max(1.0, float(np.max(np.abs(step), initial=0.0))):
+    if rows and np.abs(residual).max() > 1e-15 * max(1.0, float(np.abs(step).max(initial=0.0))):
         step = step - equality_free.T @ (_pseudo_inverse(equality_free @ equality_free.T) @ residual)
     change[free_index] = step
     return change, solution[size:]
@@ -294,7 +323,10 @@ def _line_root(start, rate, direction, upper, slope):
     order = np.argsort(times)
     times, changes = times[order], changes[order]
     seconds = second + np.concatenate([[0.0], np.cumsum(changes)])     # φ'' before each event, after the last
-    values = slope + np.cumsum(seconds[:-1] * np.diff(np.r_[0.0, times]))  # φ' at each event
+    lengths = np.empty_like(times)                                    # the intervals between events
+    lengths[0] = times[0]
+    np.subtract(times[1:], times[:-1], out=lengths[1:])
+    values = slope + np.cumsum(seconds[:-1] * lengths)                # φ' at each event
     hit = np.flatnonzero(values <= 0.0)
     if hit.size:
         k = hit[0]
@@ -327,7 +359,10 @@ def _separable_guess(diagonal, gradient, equality, old, upper, mu):
         free = (y > 0.0) & (y < upper)
         jacobian = scaled[:, free] @ equality[:, free].T
         ridge = 1e-9 * max(1.0, float(np.max(np.diagonal(jacobian))))
-        step = np.linalg.solve(jacobian + ridge * np.eye(rows), residual)
+        jacobian.reshape(-1)[:: rows + 1] += ridge
+        _, _, step, info = dgesv(jacobian, residual)    # LAPACK directly (np.linalg.solve's checks cost more)
+        if info != 0:                                    # singular despite the ridge: keep the guess so far
+            break
         direction = equality.T @ step
         mu = mu + _line_root(start, direction * weight, direction, upper, float(step @ residual)) * step
     return np.clip(old - (gradient + equality.T @ mu) * weight, 0.0, upper), mu
@@ -347,22 +382,23 @@ def _active_set(hessian, gradient, equality, old, upper, rounds=ACTIVE_SET_ROUND
     else:                               # the partition of a guess (e.g. :func:`_separable_guess`)
         free = (start > 0.0) & (start < upper)
         bound_values = np.where(start >= upper, upper, 0.0)
-    scale = max(1.0, float(np.max(np.abs(gradient))))
+    scale = max(1.0, float(np.abs(gradient).max()))
+    balance = 1e-12 * max(1.0, float(upper.max()))
     for _ in range(rounds):
-        candidate = np.where(free, old, bound_values)
-        if not np.any(free):
+        if not free.any():
             return None
+        candidate = np.where(free, old, bound_values)
         change, nu = _equality_qp(hessian, gradient, equality, old, candidate, free)
-        if np.max(np.abs(equality @ change)) > 1e-12 * max(1.0, float(np.max(upper))):
+        if np.abs(equality @ change).max() > balance:
             return None                 # the fixed values leave a flow the free ones cannot balance
         multiplier = gradient + hessian @ change + equality.T @ nu     # reduced gradient
-        if np.max(np.abs(multiplier[free])) > 1e-10 * scale:
+        if np.abs(multiplier[free]).max() > 1e-10 * scale:
             return None                 # singular and inconsistent: unbounded on the free set
         new = old + change
         below, above = free & (new < 0.0), free & (new > upper)
         wrong = ~free & (((bound_values == 0.0) & (multiplier < -1e-12 * scale))
                          | ((bound_values > 0.0) & (multiplier > 1e-12 * scale)))
-        if not (np.any(below) or np.any(above) or np.any(wrong)):
+        if not (below.any() or above.any() or wrong.any()):
             return np.clip(new, 0.0, upper)
         bound_values = np.where(below, 0.0, np.where(above, upper, bound_values))
         free = (free & ~below & ~above) | wrong
@@ -372,8 +408,11 @@ def _snap_to_bounds(y, upper, equality, target):
     """Put values within ``SNAP·u`` of a bound on it, then remove the equality residual this leaves
     by the least-norm correction on the free values, ``Δ = −ΩEᵀ(EΩEᵀ)⁺(Ey − e)``,
     ``Ω = diag(min(y, u − y))`` (values near a bound hardly move; clipped regardless)."""
-    y = np.where(y <= SNAP * upper, 0.0, np.where(y >= (1.0 - SNAP) * upper, upper, y))
-    residual = equality @ y - target
+    snapped = np.where(y <= SNAP * upper, 0.0, np.where(y >= (1.0 - SNAP) * upper, upper, y))
+    residual = equality @ snapped - target
+    if np.array_equal(snapped, y) and np.abs(residual).max(initial=0.0) <= 1e-15 * max(1.0, float(upper.max())):
+        return y        # nothing snapped and the equalities hold to round-off (an active-set answer)
+    y = snapped
     weights = np.minimum(y, upper - y)
     if np.max(np.abs(residual), initial=0.0) > 0.0 and np.any(weights > 0.0):
         correction = -weights * (equality.T @ (_pseudo_inverse((equality * weights[None, :]) @ equality.T) @ residual))
@@ -437,7 +476,7 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     else:
         # a copy of K_II (< 0.81 n² floats, for the step only): with K itself each product would
         # cost (n/|I|)² more — measured on yeast poly 2 (|I| ≈ 0.62 n) 2.21 → 2.85 s
-        kernel = gram[np.ix_(instances, instances)]
+        kernel = gram.take(instances, axis=0).take(instances, axis=1)
     flat_k, flat_l = position * q + k, position * q + l
     size = instances.size * q
 
@@ -618,24 +657,29 @@ class _Classes:
 
     def select(self, alpha, upper, gradient, size):
         """Positions (in class order) of the working set of the module docstring."""
-        y = self.orientation
-        value = -y * gradient
+        positive = self.orientation > 0.0
+        value = -self.orientation * gradient
         below, above = alpha < upper, alpha > 0.0
-        up = ((y > 0) & below) | ((y < 0) & above)
-        low = ((y > 0) & above) | ((y < 0) & below)
+        up = np.where(positive, below, above)                   # y = +1: α can grow; y = −1: shrink
+        low = np.where(positive, above, below)
         best_up = np.maximum.reduceat(np.where(up, value, -np.inf), self.starts)
         best_low = np.minimum.reduceat(np.where(low, value, np.inf), self.starts)
         # candidates: each class's extremes and the violators, scored by their violation against
         # the best partner of their class; the extremes always enter (they carry the cycles)
         extremes, scored, scores = [], [], []
-        for mask, own, other, sign in ((up, best_up, best_low, 1.0), (low, best_low, best_up, -1.0)):
+        for mask, own, other, is_up in ((up, best_up, best_low, True), (low, best_low, best_up, False)):
             # up: value ≥ min(best_up, best_low); low: value ≤ max(best_up, best_low)
-            threshold = sign * np.minimum(sign * own, sign * other)
-            candidates = np.flatnonzero(mask & (sign * value >= sign * threshold[self.index]))
-            score = sign * (value[candidates] - other[self.index[candidates]])
-            is_extreme = value[candidates] == own[self.index[candidates]]
-            first = candidates[is_extreme]
-            _, keep = np.unique(self.index[first], return_index=True)
+            if is_up:
+                candidates = np.flatnonzero(mask & (value >= np.minimum(own, other)[self.index]))
+            else:
+                candidates = np.flatnonzero(mask & (value <= np.maximum(own, other)[self.index]))
+            classes, picked = self.index[candidates], value[candidates]
+            score = picked - other[classes] if is_up else other[classes] - picked
+            is_extreme = picked == own[classes]
+            first, first_classes = candidates[is_extreme], classes[is_extreme]
+            # the first candidate of each class among the extremes (positions are sorted by class)
+            keep = np.ones(first.size, dtype=bool)
+            keep[1:] = first_classes[1:] != first_classes[:-1]
             extremes.append(first[keep])
             scored.append(candidates)
             scores.append(score)
@@ -652,8 +696,28 @@ class _Classes:
             chosen = np.union1d(chosen, rest)
         return chosen
 
+def default_working_set_size(n_pairs: int) -> int:
+    """The working-set size used when none is given: ``√T`` clipped to [:data:`WORKING_SET_SIZES`].
+
+    Each iteration costs ``O(T)`` (gradients gathered, the selection) besides the sub-problem, whose
+    active-set rounds grow with ``|W|`` faster than the iterations fall; the larger the problem, the
+    larger the working set that pays. Measured (issue 19 bench, CPU s, alternating runs): yeast
+    (T = 58,248) 240 against 120: RBF 2.06 → 1.50 s, poly 2 2.12 → 1.79 s, poly 3 3.23 → 2.91 s (300
+    and 360 slower again); emotions (T = 4,310) and the synthetic set (T = 8,501) 160 against 120:
+    RBF 0.125 → 0.112 s, synthetic 0.332 → 0.303 s, poly 2 equal (200: poly 2 6 % faster, RBF and
+    synthetic 10 % slower; iteration counts jump with the size, as the run ends at a full check).
+
+    Parameters
+    ----------
+    n_pairs : int
+        The number of pairs T of the problem.
+    """
+    low, high = WORKING_SET_SIZES
+    return int(min(high, max(low, round(float(np.sqrt(n_pairs))))))
+
+
 def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 20_000,
-                  working_set_size: int = 120, alpha0: np.ndarray | None = None,
+                  working_set_size: int | None = None, alpha0: np.ndarray | None = None,
                   callback=None) -> SolverResult:
     """Solve the Rank-SVM dual (Problem 10) to the certificate of the module docstring.
 
@@ -675,8 +739,9 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         Tolerance of the certificate (relative gap and KKT residuals).
     max_iter : int, default=20000
         Maximum number of decomposition iterations.
-    working_set_size : int, default=120
-        Number of pairs per working set (≥ 2).
+    working_set_size : int or None, default=None
+        Number of pairs per working set (≥ 2); None: :func:`default_working_set_size` of the
+        number of pairs (√T within [160, 240]).
     alpha0 : array of shape (T,) or None, optional
         A feasible warm start (default 0).
     callback : callable or None, optional
@@ -688,6 +753,8 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         raise ValueError(f"tol must be positive; got {tol!r}")
     if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
         raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
+    if working_set_size is None:
+        working_set_size = default_working_set_size(problem.n_pairs)
     if not (isinstance(working_set_size, (int, np.integer)) and working_set_size >= 2):
         raise ValueError(f"working_set_size must be an integer ≥ 2; got {working_set_size!r}")
     gram, pairs, n_labels = problem.kernel_matrix, problem.pairs, problem.n_labels
@@ -780,14 +847,17 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             else:
                 kept = np.flatnonzero(~shrunk)
                 view = classes.restrict(kept)
+                # the kept pairs' gather indices and bounds, read at every iteration until the next check
+                kept_relevant, kept_irrelevant, kept_upper = flat_relevant[kept], flat_irrelevant[kept], upper[kept]
             history["kept"].append(problem.n_pairs if kept is None else kept.size)
         if kept is None:
-            gradient = flat_g[flat_relevant] - flat_g[flat_irrelevant] - 1.0
+            gradient = flat_g.take(flat_relevant) - flat_g.take(flat_irrelevant) - 1.0
             working = view.select(alpha, upper, gradient, working_set_size)
         else:
             gradient = np.full(alpha.size, np.nan)  # only the kept entries are read
-            gradient[kept] = flat_g[flat_relevant[kept]] - flat_g[flat_irrelevant[kept]] - 1.0
-            working = kept[view.select(alpha[kept], upper[kept], gradient[kept], working_set_size)]
+            kept_gradient = flat_g.take(kept_relevant) - flat_g.take(kept_irrelevant) - 1.0
+            gradient[kept] = kept_gradient
+            working = kept[view.select(alpha.take(kept), kept_upper, kept_gradient, working_set_size)]
         attempts = [working]
         inside = np.flatnonzero((alpha > 0.0) & (alpha < upper)) if checked else None
         cg_step = checked and inside.size > 0 and (
@@ -830,8 +900,8 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l'), from the rows of K of W's instances
             # (read once: the update of G below uses them too)
             instances, position = np.unique(rows_of, return_inverse=True)
-            kernel_rows = gram[instances]
-            hessian = kernel_rows[np.ix_(position, rows_of)] * (incidence.T @ incidence)
+            kernel_rows = gram.take(instances, axis=0)
+            hessian = kernel_rows.take(rows_of, axis=1).take(position, axis=0) * (incidence.T @ incidence)
             incidence, row_labels, ground_labels = _independent_rows(incidence, labels=True)
             old = alpha[working]
             target = incidence @ old
@@ -866,7 +936,15 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
                 break
         exact = new is not None
         if not exact:
-            new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working])
+            crossover_hit = [False]
+
+            def crossover(start):
+                answer = _active_set(hessian, gradient[working], incidence, old, upper[working], start=start)
+                crossover_hit[0] = answer is not None
+                return answer
+            new = _subproblem(hessian, gradient[working] - hessian @ old, incidence, target, upper[working],
+                              crossover=crossover if CROSSOVER_MU else None)
+            exact = crossover_hit[0]
         new = _snap_to_bounds(new, upper[working], incidence, target)
         change = new - old
         linear_term, curvature = float(gradient[working] @ change), float(change @ hessian @ change)
