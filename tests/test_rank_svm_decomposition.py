@@ -392,9 +392,10 @@ def test_small_working_sets_on_a_rank_one_gram_matrix(monkeypatch, working_set_s
     problem = rs.make_problem(RANK_ONE_GRAM, RANK_ONE_Y, 0.1)
     answers, interior_point = [], decomposition_module._subproblem
 
-    def recorded(hessian, linear, equality, target, upper):
-        answers.append((hessian, linear, equality, target, upper, interior_point(hessian, linear, equality, target, upper)))
-        return answers[-1][-1]
+    def recorded(hessian, linear, equality, target, upper, **options):
+        answer = interior_point(hessian, linear, equality, target, upper, **options)
+        answers.append((hessian, linear, equality, target, upper, answer))
+        return answer
 
     monkeypatch.setattr(decomposition_module, "_subproblem", recorded)
     result = decomposition(problem, tol=SOLVER_TOL, working_set_size=working_set_size)
