@@ -12,7 +12,8 @@ import numpy as np
 #: share of crossing terms above which :func:`minimize_with_decrease` runs Newton on all terms
 DENSE_SHARE = 0.05
 
-__all__ = ["hinge_segment_search", "minimize_piecewise_quadratic", "minimize_with_decrease", "sorted_root"]
+__all__ = ["hinge_segment_search", "minimize_outer_terms", "minimize_piecewise_quadratic", "minimize_with_decrease",
+           "sorted_root"]
 
 
 def minimize_piecewise_quadratic(a, b, u, e, weight: float):
@@ -181,13 +182,155 @@ def minimize_with_decrease(a, b, u, e, weight: float):
         t = minimize_piecewise_quadratic(A, B, U, E, weight)
         after, before = np.maximum(U + t[:, None] * E, 0.0), np.maximum(U, 0.0)
         return t, -(0.5 * A * t * t + B * t + weight * rowdot(after - before, after + before))
+    rows, columns = np.divmod(np.flatnonzero(crossing), E.shape[1])
+    del crossing
+    return _crossing_roots(A, B, sigma, EU, EE, slope0, bound, rows, U[rows, columns], E[rows, columns], weight,
+                           lambda index: (U[index], E[index]))
+
+
+def minimize_outer_terms(a, b, u, scale, columns, weight: float):
+    """:func:`minimize_with_decrease` for problems whose term slopes are outer products: problem (c, r)
+    is ``φ_cr(t) = ½ a_cr t² + b_cr t + weight Σ_i max(0, u_ir + t·columns_ci·scale_ir)²``, the offsets
+    ``u`` shared by every c (SM3L's candidate scoring with R = I: c a candidate, r a label,
+    ``scale = −Ys``). The same exact method, its per-problem sums as matrix products (``columns`` times
+    n × k matrices, BLAS) instead of passes over κ × n × k term arrays, which are never formed: the
+    crossing test ``u + σS·e`` changing sign is, per term, ``columns_ci · (σS)_cr · g_ir > θ_ir``
+    with ``g = −sign(u)·scale`` and ``θ`` = |u| (u ≤ 0) or the float just below u (u > 0, so that
+    ``≥ u`` is tested exactly), three passes per candidate over a k × n buffer. The crossing terms
+    then go through the list phase of :func:`minimize_with_decrease` (no Newton on all terms: there
+    is no full term array to run it on). A crossing test rounded the other way only moves a term whose
+    breakpoint is S (to round-off) between the folded and the listed terms: both exact on [0, t].
+
+    Parameters
+    ----------
+    a : array of shape (κ, k)
+        Curvatures of the quadratic parts (> 0, or 0 with all slopes of the problem 0).
+    b : array of shape (κ, k)
+        Slopes of the quadratic parts.
+    u : array of shape (n, k)
+        Offsets of the terms, shared by the κ rows of problems.
+    scale : array of shape (n, k)
+        The label factor of the slopes.
+    columns : array of shape (κ, n)
+        The candidate factor of the slopes.
+    weight : float
+        Weight of the hinge terms.
+
+    Returns
+    -------
+    t : ndarray of shape (κ, k)
+        The minimisers.
+    decrease : ndarray of shape (κ, k)
+        ``φ_cr(0) − φ_cr(t_cr)``.
+    """
+    u, scale = np.asarray(u, dtype=np.float64), np.asarray(scale, dtype=np.float64)
+    columns = np.ascontiguousarray(columns, dtype=np.float64)
+    (count, n), k = columns.shape, u.shape[1]
+    if u.shape != (n, k) or scale.shape != (n, k):
+        raise ValueError(f"u and scale must have shape ({n}, {k}); got {u.shape} and {scale.shape}")
+    A = np.array(np.broadcast_to(np.asarray(a, dtype=np.float64), (count, k))).ravel()
+    B = np.array(np.broadcast_to(np.asarray(b, dtype=np.float64), (count, k))).ravel()
+    if count == 0 or k == 0:
+        return np.zeros((count, k)), np.zeros((count, k))
+    w2 = 2.0 * weight
+    active = u > 0
+    squares = np.where(active, scale * scale, 0.0)      # e² = columns² · scale² on the active terms
+    EU = (columns @ (scale * np.maximum(u, 0.0))).ravel()                       # Σ_active e·u
+    EE = ((columns * columns) @ squares).ravel()                               # Σ_active e²
+    # Σ_active, e > 0 e²: e > 0 where columns and scale have the same sign
+    positive, negative = np.maximum(columns, 0.0), np.minimum(columns, 0.0)
+    rising = (positive * positive) @ np.where(scale > 0, squares, 0.0)
+    if np.any(negative):
+        rising += (negative * negative) @ np.where(scale < 0, squares, 0.0)
+    rising = rising.ravel()
+    slope0 = B + w2 * EU                                                        # φ'(0)
+    sigma = np.where(slope0 < 0, 1.0, -1.0)
+    grown = np.where(sigma > 0, rising, EE - rising)
+    with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 only where φ'(0) = 0: t = 0, unused
+        bound = np.abs(slope0) / (A + w2 * grown) * (1 + 1e-9)
+    # σS per problem; 0 where φ'(0) = 0 (t = 0, no crossing term)
+    reach = np.where(slope0 != 0, sigma * bound, 0.0).reshape(count, k)
+    g = np.ascontiguousarray((np.where(active, -scale, scale)).T)             # (k, n)
+    threshold = np.ascontiguousarray(np.where(active, np.nextafter(u, -np.inf), -u).T)
+    buffer, crossing = np.empty((k, n)), np.empty((k, n), dtype=bool)
+    found = []
+    with np.errstate(invalid="ignore"):   # S = ∞ (a = 0, no growing term) times a zero slope: not a crossing
+        for c in range(count):
+            np.multiply(g, reach[c][:, None], out=buffer)
+            buffer *= columns[c]
+            np.greater(buffer, threshold, out=crossing)
+            found.append(np.flatnonzero(crossing) + c * k * n)
+    flat = np.concatenate(found)
+    c_index, rest = np.divmod(flat, k * n)
+    r_index, i_index = np.divmod(rest, n)
+    del flat, rest, found
+    t, decrease = np.zeros((count, k)), np.zeros((count, k))
+    # a label where more than DENSE_SHARE of its terms cross (SM3L's first additions): Newton on
+    # its κ × n terms, as minimize_with_decrease does; sorting them would cost more
+    dense = np.bincount(r_index, minlength=k) > DENSE_SHARE * count * n
+    for r in np.flatnonzero(dense):
+        E = columns * scale[:, r]
+        t[:, r] = minimize_piecewise_quadratic(A[r::k], B[r::k], u[:, r], E, weight)
+        after, before = np.maximum(u[:, r] + t[:, r, None] * E, 0.0), np.maximum(u[:, r], 0.0)
+        decrease[:, r] = -(0.5 * A[r::k] * t[:, r] ** 2 + B[r::k] * t[:, r]
+                           + weight * np.einsum("ij,ij->i", after - before, after + before))
+    listed = np.flatnonzero(~dense)            # the other labels: the list phase
+    if listed.size:
+        if dense.any():
+            keep = ~dense[r_index]
+            c_index, r_index, i_index = c_index[keep], r_index[keep], i_index[keep]
+        position = np.full(k, -1)
+        position[listed] = np.arange(listed.size)
+        problems = (np.arange(count)[:, None] * k + listed).ravel()   # rows c, labels listed[j]
+        rows = c_index * listed.size + position[r_index]
+        uu = u[i_index, r_index]
+        ee = columns[c_index, i_index] * scale[i_index, r_index]
+        del c_index, i_index
+        roots, gains = _crossing_roots(
+            A[problems], B[problems], sigma[problems], EU[problems], EE[problems], slope0[problems],
+            bound[problems], rows, uu, ee, weight,
+            lambda index: (u[:, problems[index] % k], columns[problems[index] // k] * scale[:, problems[index] % k]))
+        t[:, listed], decrease[:, listed] = roots.reshape(count, listed.size), gains.reshape(count, listed.size)
+    return t, decrease
+
+
+def _crossing_roots(A, B, sigma, EU, EE, slope0, bound, rows, uu, ee, weight, row_terms):
+    """The list phase of :func:`minimize_with_decrease` (and :func:`minimize_outer_terms`): from the
+    per-problem sums over the terms active at 0 (``EU`` = Σ e·u, ``EE`` = Σ e²), the side ``sigma``,
+    ``φ'(0)`` = ``slope0`` and the bound S = ``bound``, and the crossing terms as a flat list (problem
+    ``rows``, offsets ``uu``, slopes ``ee``; none in a problem with φ'(0) = 0), the exact minimisers
+    and decreases. ``row_terms(p)`` gives problem p's full ``(u, e)`` for the round-off re-solve.
+
+    Parameters
+    ----------
+    A, B : ndarray of shape (p,)
+        Curvatures and slopes of the quadratic parts.
+    sigma : ndarray of shape (p,)
+        The side of each minimiser (±1).
+    EU, EE : ndarray of shape (p,)
+        Σ e·u and Σ e² over the terms active at 0.
+    slope0 : ndarray of shape (p,)
+        φ'(0).
+    bound : ndarray of shape (p,)
+        The bound S on |t| (widened against round-off).
+    rows : ndarray of int
+        The problem of each crossing term.
+    uu, ee : ndarray
+        The crossing terms' offsets and slopes.
+    weight : float
+        Weight of the hinge terms.
+    row_terms : callable
+        ``row_terms(p) -> (u, e)``, all terms of problem p.
+    """
+    count = A.size
+    t, decrease = np.zeros(count), np.zeros(count)
+    w2 = 2.0 * weight
     pending = np.flatnonzero(slope0 != 0)
     position = np.full(count, -1)
     position[pending] = np.arange(pending.size)
-    rows, columns = np.divmod(np.flatnonzero(crossing), E.shape[1])
-    owner, uu = position[rows], U[rows, columns]
-    ee = E[rows, columns] * sigma[rows]
-    del crossing, rows, columns
+    owner = position[rows]
+    ee = ee * sigma[rows]
+    del rows
     # folded (active at 0 and at S) = active at 0, less the crossing terms active at 0
     leaving = uu > 0
     FEU = (sigma * EU)[pending] - np.bincount(owner, weights=np.where(leaving, ee * uu, 0.0), minlength=pending.size)
@@ -235,7 +378,7 @@ def minimize_with_decrease(a, b, u, e, weight: float):
     decrease[pending] = -(0.5 * SA * S * S + SB * S + weight * change)
     pending = pending[S >= bound[pending]]     # at the bound: round-off; solved again below
     for index in pending:   # beyond the bound (round-off): the sorted-breakpoint root on all terms
-        u_row, e_row = U[index], E[index]
+        u_row, e_row = row_terms(index)
         root = sorted_root(float(A[index]), float(B[index]), u_row, e_row, weight)
         after, before = np.maximum(u_row + root * e_row, 0.0), np.maximum(u_row, 0.0)
         t[index] = root

@@ -50,7 +50,8 @@ from scipy.linalg.lapack import dpotrs as potrs
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
-from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, minimize_with_decrease
+from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_piecewise_quadratic,
+                                               minimize_with_decrease)
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
@@ -388,6 +389,15 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
     columns = (gram_source(gram).columns(candidates) if columns is None else columns).T   # (κ, n)
     rows = np.arange(len(candidates))
     K_jj = columns[rows, candidates]
+    if ops.model == "sm3l" and not np.any(R_inv - np.diag(np.diag(R_inv))):
+        # R⁻¹ diagonal: the k label problems of a candidate do not see each other (b_r = λ(R⁻¹)_rr F_jr),
+        # and label r's terms are max(0, u_ir + t·K_ij·(−Ys_ir)) with u shared by the candidates: all
+        # κ × k problems at once, their sums as matrix products (bibtex, 159 labels: 25 × 159 problems
+        # of 4880 terms per addition)
+        scale = np.diag(R_inv)
+        t, gain = minimize_outer_terms(lam * K_jj[:, None] * scale, lam * F[candidates] * scale,
+                                       1.0 - ops.signed * F, -ops.signed, columns, ops.weight)
+        return gain.sum(axis=1), t
     own_scores = F[candidates].copy()     # F_j + K_jj α_{j,·}: the candidate's own row, as it moves
     coef = np.zeros((len(candidates), F.shape[1]))
     decrease = np.zeros(len(candidates))
