@@ -216,7 +216,8 @@ def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(c
         u, e = np.round(u), np.round(e)
     a_rows = a * rng.uniform(0.5, 2.0, count)
     b_rows = b_scale * rng.standard_normal(count)
-    for dense_share in (1.0, 0.0):   # the sorted breakpoints of the crossing terms; Newton on all terms
+    # the sorted breakpoints of the crossing terms; Newton on all terms; each row by its own share
+    for dense_share in (1.0, 0.0, 0.1):
         _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share)
 
 

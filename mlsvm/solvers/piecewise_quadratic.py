@@ -111,10 +111,11 @@ def minimize_with_decrease(a, b, u, e, weight: float):
     enter, suffix sums of those that leave), and the minimiser is the root of the piece before the
     first breakpoint where φ' ≥ 0 (the last piece if none): exact, no iteration. The decrease comes
     from the same sums: a term active at 0 and at s changes by ``2s·σe·u + s²e²``, a crossing one by
-    ``max(0, u + sσe)² − max(0, u)²``. The full (p, m) arrays are read about eight times. When more
-    than ``DENSE_SHARE`` (5 %) of the terms cross, the list operations would cost more than Newton on
-    all terms: :func:`minimize_piecewise_quadratic` runs instead and the decrease is summed over all
-    terms. The result agrees with :func:`minimize_piecewise_quadratic` up to round-off (the sums are
+    ``max(0, u + sσe)² − max(0, u)²``. The full (p, m) arrays are read about eight times. In a problem
+    where more than ``DENSE_SHARE`` (5 %) of the terms cross, the list operations would cost more
+    than Newton on all its terms: :func:`minimize_piecewise_quadratic` runs on those rows instead
+    and their decreases are summed over all terms (the decision is per problem: in SM3L's per-label
+    line searches a few labels move most of their terms while the others keep nearly all). The result agrees with :func:`minimize_piecewise_quadratic` up to round-off (the sums are
     formed in another order). A minimiser found beyond ``S`` (round-off) is solved again by
     :func:`sorted_root` on all its terms.
 
@@ -176,16 +177,32 @@ def minimize_with_decrease(a, b, u, e, weight: float):
     crossing ^= was_active
     crossing[slope0 == 0] = False                                               # φ'(0) = 0: t = 0
     del was_active
-    if np.count_nonzero(crossing) > DENSE_SHARE * crossing.size:
-        # many terms change state (SM3L's first additions, the first Newton step after one): the
-        # list operations below would cost more than Newton on the full arrays
-        t = minimize_piecewise_quadratic(A, B, U, E, weight)
-        after, before = np.maximum(U + t[:, None] * E, 0.0), np.maximum(U, 0.0)
-        return t, -(0.5 * A * t * t + B * t + weight * rowdot(after - before, after + before))
+    # a problem where more than DENSE_SHARE of the terms change state (SM3L's first additions, the
+    # first Newton step after one, on the labels that moved most): the list operations would cost
+    # more than Newton on its full row; the others (most labels, most candidates) go by the list
+    dense = np.count_nonzero(crossing, axis=1) > DENSE_SHARE * E.shape[1]
+    listed = np.flatnonzero(~dense)
+    if dense.any():
+        rows = np.flatnonzero(dense)
+        U_d, E_d = U[rows], E[rows]
+        t[rows] = minimize_piecewise_quadratic(A[rows], B[rows], U_d, E_d, weight)
+        after, before = np.maximum(U_d + t[rows, None] * E_d, 0.0), np.maximum(U_d, 0.0)
+        decrease[rows] = -(0.5 * A[rows] * t[rows] ** 2 + B[rows] * t[rows]
+                           + weight * rowdot(after - before, after + before))
+        del U_d, E_d, after, before
+        if listed.size == 0:
+            return t, decrease
+        crossing = crossing[listed]
     rows, columns = np.divmod(np.flatnonzero(crossing), E.shape[1])
     del crossing
-    return _crossing_roots(A, B, sigma, EU, EE, slope0, bound, rows, U[rows, columns], E[rows, columns], weight,
-                           lambda index: (U[index], E[index]))
+    if listed.size == count:
+        return _crossing_roots(A, B, sigma, EU, EE, slope0, bound, rows, U[rows, columns], E[rows, columns], weight,
+                               lambda index: (U[index], E[index]))
+    original = listed[rows]
+    t[listed], decrease[listed] = _crossing_roots(
+        A[listed], B[listed], sigma[listed], EU[listed], EE[listed], slope0[listed], bound[listed], rows,
+        U[original, columns], E[original, columns], weight, lambda index: (U[listed[index]], E[listed[index]]))
+    return t, decrease
 
 
 def minimize_outer_terms(a, b, u, scale, columns, weight: float):
@@ -268,10 +285,11 @@ def minimize_outer_terms(a, b, u, scale, columns, weight: float):
     # a label where more than DENSE_SHARE of its terms cross (SM3L's first additions): Newton on
     # its κ × n terms, as minimize_with_decrease does; sorting them would cost more
     dense = np.bincount(r_index, minlength=k) > DENSE_SHARE * count * n
+    u_t, scale_t = np.ascontiguousarray(u.T), np.ascontiguousarray(scale.T)   # label rows contiguous
     for r in np.flatnonzero(dense):
-        E = columns * scale[:, r]
-        t[:, r] = minimize_piecewise_quadratic(A[r::k], B[r::k], u[:, r], E, weight)
-        after, before = np.maximum(u[:, r] + t[:, r, None] * E, 0.0), np.maximum(u[:, r], 0.0)
+        E = columns * scale_t[r]
+        t[:, r] = minimize_piecewise_quadratic(A[r::k], B[r::k], u_t[r], E, weight)
+        after, before = np.maximum(u_t[r] + t[:, r, None] * E, 0.0), np.maximum(u_t[r], 0.0)
         decrease[:, r] = -(0.5 * A[r::k] * t[:, r] ** 2 + B[r::k] * t[:, r]
                            + weight * np.einsum("ij,ij->i", after - before, after + before))
     listed = np.flatnonzero(~dense)            # the other labels: the list phase

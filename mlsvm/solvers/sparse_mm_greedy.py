@@ -122,16 +122,19 @@ class _ClassHessians:
         self.omega[:] = 0.0
 
     def refresh(self, Z, omega):
+        """Bring the factors to the curvature ``omega`` (n × k, either memory layout: the separable
+        Newton loop passes the transpose of its k × n array)."""
         d = self.size
-        changed_rows = np.flatnonzero(np.any(omega != self.omega, axis=1))
-        if changed_rows.size:
-            delta = omega[changed_rows] - self.omega[changed_rows]
-            rows = Z[changed_rows]
-            for r in np.flatnonzero(np.any(delta != 0, axis=0)):
-                moved = np.flatnonzero(delta[:, r])   # only the rows whose ω_r changed
-                self.gram_buffer[r, :d, :d] += rows[moved].T @ (delta[moved, r, None] * rows[moved])
-                self.valid[r] = False
-            self.omega = omega.copy()
+        changed = np.asfortranarray(omega != self.omega)   # by class: column r contiguous
+        classes = np.flatnonzero(changed.any(axis=0))
+        for r in classes:
+            moved = np.flatnonzero(changed[:, r])   # only the rows whose ω_r changed
+            rows = Z[moved]
+            delta = omega[moved, r] - self.omega[moved, r]
+            self.gram_buffer[r, :d, :d] += rows.T @ (delta[:, None] * rows)
+            self.valid[r] = False
+        if classes.size:
+            self.omega = omega.copy(order="K")
         stale = np.flatnonzero(~self.valid)
         if stale.size:   # one stacked call (the same LAPACK factorisation per class, without 159 calls)
             self.factor_buffer[stale, :d, :d] = np.linalg.cholesky(
@@ -228,13 +231,50 @@ def _separable(ops, R_inv) -> bool:
     return ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))
 
 
-def _line_steps_per_class(ops, F, C, D, dF, lam, R_inv):
+def _line_steps_per_class(C, D, margin_t, change_t, lam, R_inv, weight):
     """Separable SM3L: the exact step length of each label's own Newton direction (k problems in
-    one batched search). One common step would let the slowest label hold back all the others."""
+    one batched search; ``margin_t`` = (1 + T(F))ᵀ and ``change_t`` = T(ZD)ᵀ, k × n). One common step
+    would let the slowest label hold back all the others."""
     scale = lam * np.diag(R_inv)
     t, _ = minimize_with_decrease(scale * np.sum(D * D, axis=0), scale * np.sum(C * D, axis=0),
-                                  (1.0 + ops.forward(F)).T, ops.forward(dF).T, ops.weight)
+                                  margin_t, change_t, weight)
     return t
+
+
+def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate):
+    """The joint Newton loop of :func:`newton_fixed_basis` for SM3L with a diagonal R⁻¹ (one exact
+    Newton step per label, each with its own exact step length), on the scores transposed (k × n,
+    one copy in and one out): the per-label line search reads its k rows of n terms contiguously,
+    which the n × k layout gave only through two transposed copies per step (bibtex, 159 labels,
+    |J| = 200: ≈ 4 s of the fit). Same iterates as the n × k loop up to round-off."""
+    signed_t = np.ascontiguousarray(ops.signed.T)
+    F_t = np.ascontiguousarray(F.T)
+    Z_t = Z.T
+    w2 = 2 * ops.weight
+    stop_value = np.inf
+    for iteration in range(max_iter + 1):
+        margin_t = 1.0 - signed_t * F_t                     # (1 + T(F))ᵀ, T(F) = −Ys∘F
+        xi_t = np.maximum(margin_t, 0.0)
+        coupling = ((-signed_t * (w2 * xi_t)) @ Z).T         # ZᵀTᵀ(2c·ξ)
+        primal, dual, gap = _objective_and_dual(Z, C, None, ops, lam, R, R_inv, xi_t, coupling)
+        stop_value = max(abs(gap), _stationarity(Z, C, None, ops, lam, R_inv, factor, coupling))
+        if history is not None:
+            for key, value in (("primal", primal), ("dual", dual), ("stop_value", stop_value), ("relative_gap", gap)):
+                history.setdefault(key, []).append(value)
+        if on_iterate is not None:
+            on_iterate(C, F_t.T)
+        if stop_value <= tol:
+            return C, np.ascontiguousarray(F_t.T), iteration, stop_value, True
+        if iteration == max_iter:
+            break
+        hessians.refresh(Z, (w2 * (margin_t > 0)).T)         # the curvature ω, transposed
+        gradient = lam * C @ R_inv + coupling
+        D = np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(C.shape[1])])
+        change_t = D.T @ Z_t                                 # (ZD)ᵀ
+        t = _line_steps_per_class(C, D, margin_t, -signed_t * change_t, lam, R_inv, ops.weight)
+        C = C + t * D
+        F_t += t[:, None] * change_t
+    return C, np.ascontiguousarray(F_t.T), max_iter, stop_value, False
 
 
 def _line_step(ops, F, C, D, dF, lam, R_inv, margin=None):
@@ -310,6 +350,8 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
     if hessians is None:
         hessians = _ClassHessians(lam, R_inv, Z.shape[0], C.shape[1], Z.shape[1])
         hessians.reset(Z.shape[1])
+    if joint and _separable(ops, R_inv):
+        return _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate)
     gap, previous_gap, stop_value = np.inf, np.inf, np.inf
     for iteration in range(max_iter + 1):
         # 1 + T(F), the slacks and ZᵀTᵀ(2c·ξ) once per iterate: the gap, the stationarity, the
@@ -343,10 +385,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
                                  cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), margin=margin)
             dF = Z @ D
-            if _separable(ops, R_inv):   # one exact Newton step per label, each with its own length
-                t = _line_steps_per_class(ops, F, C, D, dF, lam, R_inv)
-            else:
-                t = _line_step(ops, F, C, D, dF, lam, R_inv, margin)
+            t = _line_step(ops, F, C, D, dF, lam, R_inv, margin)
             C, F = C + t * D, F + t * dF
             continue
         for r in range(C.shape[1]):  # Alg. 3: one Newton step per class, exact line search
