@@ -269,22 +269,16 @@ def minimize_outer_terms(a, b, u, scale, columns, weight: float):
     reach = np.where(slope0 != 0, sigma * bound, 0.0).reshape(count, k)
     g = np.ascontiguousarray((np.where(active, -scale, scale)).T)             # (k, n)
     threshold = np.ascontiguousarray(np.where(active, np.nextafter(u, -np.inf), -u).T)
-    buffer, crossing = np.empty((k, n)), np.empty((k, n), dtype=bool)
-    found = []
+    buffer, crossing = np.empty((k, n)), np.empty((count, k, n), dtype=bool)
     with np.errstate(invalid="ignore"):   # S = ∞ (a = 0, no growing term) times a zero slope: not a crossing
         for c in range(count):
             np.multiply(g, reach[c][:, None], out=buffer)
             buffer *= columns[c]
-            np.greater(buffer, threshold, out=crossing)
-            found.append(np.flatnonzero(crossing) + c * k * n)
-    flat = np.concatenate(found)
-    c_index, rest = np.divmod(flat, k * n)
-    r_index, i_index = np.divmod(rest, n)
-    del flat, rest, found
+            np.greater(buffer, threshold, out=crossing[c])
     t, decrease = np.zeros((count, k)), np.zeros((count, k))
     # a label where more than DENSE_SHARE of its terms cross (SM3L's first additions): Newton on
-    # its κ × n terms, as minimize_with_decrease does; sorting them would cost more
-    dense = np.bincount(r_index, minlength=k) > DENSE_SHARE * count * n
+    # its κ × n terms, as minimize_with_decrease does; listing and sorting them would cost more
+    dense = np.count_nonzero(crossing, axis=(0, 2)) > DENSE_SHARE * count * n
     u_t, scale_t = np.ascontiguousarray(u.T), np.ascontiguousarray(scale.T)   # label rows contiguous
     for r in np.flatnonzero(dense):
         E = columns * scale_t[r]
@@ -293,22 +287,24 @@ def minimize_outer_terms(a, b, u, scale, columns, weight: float):
         decrease[:, r] = -(0.5 * A[r::k] * t[:, r] ** 2 + B[r::k] * t[:, r]
                            + weight * np.einsum("ij,ij->i", after - before, after + before))
     listed = np.flatnonzero(~dense)            # the other labels: the list phase
-    if listed.size:
-        if dense.any():
-            keep = ~dense[r_index]
-            c_index, r_index, i_index = c_index[keep], r_index[keep], i_index[keep]
-        position = np.full(k, -1)
-        position[listed] = np.arange(listed.size)
-        problems = (np.arange(count)[:, None] * k + listed).ravel()   # rows c, labels listed[j]
-        rows = c_index * listed.size + position[r_index]
-        uu = u[i_index, r_index]
-        ee = columns[c_index, i_index] * scale[i_index, r_index]
-        del c_index, i_index
-        roots, gains = _crossing_roots(
-            A[problems], B[problems], sigma[problems], EU[problems], EE[problems], slope0[problems],
-            bound[problems], rows, uu, ee, weight,
-            lambda index: (u[:, problems[index] % k], columns[problems[index] // k] * scale[:, problems[index] % k]))
-        t[:, listed], decrease[:, listed] = roots.reshape(count, listed.size), gains.reshape(count, listed.size)
+    if listed.size == 0:
+        return t, decrease
+    if dense.any():
+        crossing = crossing[:, listed]
+    size = listed.size
+    rows, i_index = np.divmod(np.flatnonzero(crossing), n)   # rows: problem (c, listed[j]) = c·size + j
+    del crossing
+    c_index, r_index = np.divmod(rows, size)
+    r_index = listed[r_index]
+    problems = (np.arange(count)[:, None] * k + listed).ravel()
+    uu = u_t[r_index, i_index]
+    ee = columns[c_index, i_index] * scale_t[r_index, i_index]
+    del c_index, r_index, i_index
+    roots, gains = _crossing_roots(
+        A[problems], B[problems], sigma[problems], EU[problems], EE[problems], slope0[problems],
+        bound[problems], rows, uu, ee, weight,
+        lambda index: (u_t[problems[index] % k], columns[problems[index] // k] * scale_t[problems[index] % k]))
+    t[:, listed], decrease[:, listed] = roots.reshape(count, size), gains.reshape(count, size)
     return t, decrease
 
 
