@@ -217,15 +217,15 @@ def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(c
     a_rows = a * rng.uniform(0.5, 2.0, count)
     b_rows = b_scale * rng.standard_normal(count)
     # the sorted breakpoints of the crossing terms; Newton on all terms; each row by its own share
-    for dense_share in (1.0, 0.0, 0.1):
-        _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share)
+    for dense_share, per_problem in ((1.0, False), (0.0, False), (0.1, True), (0.1, False)):
+        _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, per_problem)
 
 
-def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share):
+def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, per_problem=False):
     import mlsvm.solvers.piecewise_quadratic as pq
     saved, pq.DENSE_SHARE = pq.DENSE_SHARE, dense_share
     try:
-        t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight)
+        t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight, per_problem=per_problem)
     finally:
         pq.DENSE_SHARE = saved
     count = len(a_rows)

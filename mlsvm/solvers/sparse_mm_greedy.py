@@ -237,7 +237,7 @@ def _line_steps_per_class(C, D, margin_t, change_t, lam, R_inv, weight):
     would let the slowest label hold back all the others."""
     scale = lam * np.diag(R_inv)
     t, _ = minimize_with_decrease(scale * np.sum(D * D, axis=0), scale * np.sum(C * D, axis=0),
-                                  margin_t, change_t, weight)
+                                  margin_t, change_t, weight, per_problem=True)
     return t
 
 
