@@ -220,9 +220,10 @@ def minimize_outer_terms(a, b, u, scale, columns, weight: float):
     ``u`` shared by every c (SM3L's candidate scoring with R = I: c a candidate, r a label,
     ``scale = −Ys``). The same exact method, its per-problem sums as matrix products (``columns`` times
     n × k matrices, BLAS) instead of passes over κ × n × k term arrays, which are never formed: the
-    crossing test ``u + σS·e`` changing sign is, per term, ``columns_ci · (σS)_cr · g_ir > θ_ir``
-    with ``g = −sign(u)·scale`` and ``θ`` = |u| (u ≤ 0) or the float just below u (u > 0, so that
-    ``≥ u`` is tested exactly), three passes per candidate over a k × n buffer. The crossing terms
+    crossing test ``u + σS·e`` changing sign is, per term, ``columns_ci · (σS)_cr · g_ir > |u_ir|``
+    with ``g = −sign(u)·scale`` (u = 0 counts as inactive), three passes per candidate over a k × n
+    buffer (by blocks of labels). An active term with equality has its breakpoint exactly at the
+    widened bound S, beyond the minimiser: it is folded, which is exact. The crossing terms
     then go through the list phase of :func:`minimize_with_decrease` (no Newton on all terms: there
     is no full term array to run it on). A crossing test rounded the other way only moves a term whose
     breakpoint is S (to round-off) between the folded and the listed terms: both exact on [0, t].
@@ -277,13 +278,19 @@ def minimize_outer_terms(a, b, u, scale, columns, weight: float):
     # σS per problem; 0 where φ'(0) = 0 (t = 0, no crossing term)
     reach = np.where(slope0 != 0, sigma * bound, 0.0).reshape(count, k)
     g = np.ascontiguousarray((np.where(active, -scale, scale)).T)             # (k, n)
-    threshold = np.ascontiguousarray(np.where(active, np.nextafter(u, -np.inf), -u).T)
-    buffer, crossing = np.empty((k, n)), np.empty((count, k, n), dtype=bool)
+    threshold = np.ascontiguousarray(np.abs(u).T)
+    # by blocks of labels of ~1.6 MB, which stay in cache between the three passes (bibtex, 159 × 4880
+    # terms per candidate: 39 → 13 ms for the 25 candidates)
+    block = max(1, 200_000 // max(n, 1))
+    buffer, crossing = np.empty((min(block, k), n)), np.empty((count, k, n), dtype=bool)
     with np.errstate(invalid="ignore"):   # S = ∞ (a = 0, no growing term) times a zero slope: not a crossing
         for c in range(count):
-            np.multiply(g, reach[c][:, None], out=buffer)
-            buffer *= columns[c]
-            np.greater(buffer, threshold, out=crossing[c])
+            for start in range(0, k, block):
+                stop = min(start + block, k)
+                part = buffer[:stop - start]
+                np.multiply(g[start:stop], reach[c, start:stop, None], out=part)
+                part *= columns[c]
+                np.greater(part, threshold[start:stop], out=crossing[c, start:stop])
     t, decrease = np.zeros((count, k)), np.zeros((count, k))
     # a label where more than DENSE_SHARE of its terms cross (SM3L's first additions): Newton on
     # its κ × n terms, as minimize_with_decrease does; listing and sorting them would cost more
@@ -367,7 +374,11 @@ def _crossing_roots(A, B, sigma, EU, EE, slope0, bound, rows, uu, ee, weight, ro
     keep = ee != 0                 # (only with S = ∞: a term that never moves is folded already)
     owner, uu, ee = owner[keep], uu[keep], ee[keep]
     breaks = -uu / ee
-    order = np.lexsort((breaks, owner))
+    if size < 2 ** 16:   # by breakpoint, then stably by problem: a radix sort on 16-bit owners (lexsort: 2.2x the time)
+        order = np.argsort(breaks)
+        order = order[np.argsort(owner[order].astype(np.uint16), kind="stable")]
+    else:
+        order = np.lexsort((breaks, owner))
     owner, uu, ee, breaks = owner[order], uu[order], ee[order], breaks[order]
     leaving = uu > 0               # active before its breakpoint, inactive after; the others enter
     eu, e2 = ee * uu, ee * ee
