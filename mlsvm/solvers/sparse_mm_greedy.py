@@ -64,10 +64,12 @@ def _objective_and_dual(Z, C, F, ops, lam, R, R_inv, xi=None, ZtH=None):
     """e_J, the derived dual at the implied multipliers and their relative gap; ``xi`` (the slacks)
     and ``ZtH`` (``Zᵀ Tᵀ(2c·ξ)``) when the Newton loop has them already."""
     xi = ops.slack(F) if xi is None else xi
-    primal = 0.5 * lam * float(np.sum((C @ R_inv) * C)) + ops.weight * float(np.sum(xi * xi))
-    mu = 2 * ops.weight * xi
-    ZtH = Z.T @ ops.adjoint(mu) if ZtH is None else ZtH
-    dual = float(mu.sum() - np.sum(mu * mu) / (4 * ops.weight) - np.sum((ZtH @ R) * ZtH) / (2 * lam))
+    squares = float(np.sum(xi * xi))
+    primal = 0.5 * lam * float(np.sum((C @ R_inv) * C)) + ops.weight * squares
+    scale = 2 * ops.weight     # μ = 2c·ξ; 2c = 1 or 2: Σμ and Σμ² from Σξ and Σξ² are the same floats
+    ZtH = Z.T @ ops.adjoint(scale * xi) if ZtH is None else ZtH
+    dual = float(scale * float(xi.sum()) - scale * scale * squares / (4 * ops.weight)
+                 - np.sum((ZtH @ R) * ZtH) / (2 * lam))
     return primal, dual, relative_gap(primal, dual)
 
 
