@@ -243,6 +243,17 @@ def _line_steps_per_class(C, D, margin_t, change_t, lam, R_inv, weight):
     return t
 
 
+def _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history):
+    """The Newton stop test of one iterate from its slacks ``xi`` and ``coupling`` = ZᵀTᵀ(2c·ξ) (either
+    layout of xi): ``(relative gap, max(|gap|, scaled stationarity))``, recorded in ``history``."""
+    primal, dual, gap = _objective_and_dual(Z, C, None, ops, lam, R, R_inv, xi, coupling)
+    stop_value = max(abs(gap), _stationarity(Z, C, None, ops, lam, R_inv, factor, coupling))
+    if history is not None:
+        for key, value in (("primal", primal), ("dual", dual), ("stop_value", stop_value), ("relative_gap", gap)):
+            history.setdefault(key, []).append(value)
+    return gap, stop_value
+
+
 def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate):
     """The joint Newton loop of :func:`newton_fixed_basis` for SM3L with a diagonal R⁻¹ (one exact
     Newton step per label, each with its own exact step length), on the scores transposed (k × n,
@@ -262,11 +273,7 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
         xi_t = np.maximum(margin_t, 0.0)
         # ZᵀTᵀ(2c·ξ): the factor 2c (= 2) applied after the product (a power of two: the same bits)
         coupling = w2 * ((negated_t * xi_t) @ Z).T
-        primal, dual, gap = _objective_and_dual(Z, C, None, ops, lam, R, R_inv, xi_t, coupling)
-        stop_value = max(abs(gap), _stationarity(Z, C, None, ops, lam, R_inv, factor, coupling))
-        if history is not None:
-            for key, value in (("primal", primal), ("dual", dual), ("stop_value", stop_value), ("relative_gap", gap)):
-                history.setdefault(key, []).append(value)
+        gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi_t, coupling, factor, history)
         if on_iterate is not None:
             on_iterate(C, F_t.T)
         if stop_value <= tol:
@@ -365,11 +372,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         margin = 1.0 + ops.forward(F)
         xi = np.where(ops.mask, np.maximum(0.0, margin), 0.0)
         coupling = Z.T @ ops.adjoint(2 * ops.weight * xi)
-        primal, dual, gap = _objective_and_dual(Z, C, F, ops, lam, R, R_inv, xi, coupling)
-        stop_value = max(abs(gap), _stationarity(Z, C, F, ops, lam, R_inv, factor, coupling))
-        if history is not None:
-            for key, value in (("primal", primal), ("dual", dual), ("stop_value", stop_value), ("relative_gap", gap)):
-                history.setdefault(key, []).append(value)
+        gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history)
         if on_iterate is not None:
             on_iterate(C, F)
         if stop_value <= tol:
