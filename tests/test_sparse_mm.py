@@ -684,3 +684,37 @@ def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, si
     gradient = rng.normal(size=(size, k))
     D = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12)
     np.testing.assert_allclose(D.ravel(), np.linalg.solve(H, -gradient.ravel()), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(transposed):
+    """_ClassHessians kept up to date through several curvature changes (ω given n × k or as the
+    transpose of a k × n array, as the separable Newton loop passes it) and a border row when the
+    basis grows: every factor L_r satisfies L_r L_rᵀ = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z built from scratch."""
+    from mlsvm.solvers.sparse_mm_greedy import _ClassHessians
+    rng = np.random.default_rng(3)
+    n, k, d, lam = 40, 5, 6, 0.7
+    R_inv = np.diag(rng.uniform(0.5, 2.0, k))
+    Z = rng.standard_normal((n, d + 1))
+    hessians = _ClassHessians(lam, R_inv, n, k, d + 1)
+    hessians.reset(d)
+
+    def curvature():
+        omega = 2.0 * (rng.random((n, k)) < 0.5)
+        return np.ascontiguousarray(omega.T).T if transposed else omega
+
+    def check(size, omega):
+        for r in range(k):
+            L = hessians.factor(r)
+            expected = lam * R_inv[r, r] * np.eye(size) + Z[:, :size].T @ (omega[:, r, None] * Z[:, :size])
+            assert np.allclose(L @ L.T, expected, rtol=1e-12, atol=1e-12)
+
+    for _ in range(3):
+        omega = curvature()
+        hessians.refresh(Z[:, :d], omega)
+        check(d, omega)
+    hessians.grow(Z[:, :d], Z[:, d])
+    check(d + 1, omega)
+    omega = curvature()
+    hessians.refresh(Z, omega)
+    check(d + 1, omega)
