@@ -19,7 +19,8 @@ from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.sparse_mm_greedy import candidate_gains, greedy_sparse
-from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, minimize_with_decrease, sorted_root
+from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_piecewise_quadratic, minimize_with_decrease,
+                                               sorted_root)
 from mlsvm.solvers.cvxpy_tools import CROSSCHECK_BACKEND, solve
 from mlsvm.report import relative_difference
 from mlsvm.formulations.evaluation import inf_norm
@@ -215,15 +216,16 @@ def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(c
         u, e = np.round(u), np.round(e)
     a_rows = a * rng.uniform(0.5, 2.0, count)
     b_rows = b_scale * rng.standard_normal(count)
-    for dense_share in (1.0, 0.0):   # the sorted breakpoints of the crossing terms; Newton on all terms
-        _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share)
+    # the sorted breakpoints of the crossing terms; Newton on all terms; each row by its own share
+    for dense_share, per_problem in ((1.0, False), (0.0, False), (0.1, True), (0.1, False)):
+        _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, per_problem)
 
 
-def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share):
+def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, per_problem=False):
     import mlsvm.solvers.piecewise_quadratic as pq
     saved, pq.DENSE_SHARE = pq.DENSE_SHARE, dense_share
     try:
-        t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight)
+        t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight, per_problem=per_problem)
     finally:
         pq.DENSE_SHARE = saved
     count = len(a_rows)
@@ -237,6 +239,72 @@ def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share):
         assert abs(decrease[row] - (phi(0.0) - phi(t[row]))) <= EXACT.objective * max(1.0, phi(0.0))
         grid = t[row] + np.linspace(-1, 1, 41) * max(1.0, abs(t[row]))
         assert min(phi(s) for s in grid) >= phi(t[row]) - EXACT.objective * max(1.0, abs(phi(t[row])))
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 5), st.integers(1, 4), st.integers(0, 30), st.sampled_from([0.5, 1.0]), st.booleans(),
+       st.integers(0, 10_000))
+def test_outer_term_minimiser_matches_sorted_breakpoints_and_a_grid(count, k, n, weight, integer_data, seed):
+    """minimize_outer_terms (SM3L's scoring with R = I: slopes columns_ci · scale_ir, offsets u shared by
+    the candidates, sums as matrix products, crossing terms found without the term arrays; both the
+    list route and Newton on a label's terms forced) against the sorted-breakpoint root of each
+    problem's terms written out and φ evaluated from scratch: same minimiser, decrease φ(0) − φ(t),
+    no point of a grid lower. Integer data put breakpoints on the bound, roots on breakpoints and
+    zeros in u; columns of both signs and zeros; a = 0 with zero slopes."""
+    import mlsvm.solvers.piecewise_quadratic as pq
+    rng = np.random.default_rng(seed)
+    u = rng.standard_normal((n, k)) * 2
+    scale = rng.choice([-1.0, 1.0, 0.5], (n, k)) * (rng.random((n, k)) < 0.9)
+    columns = rng.standard_normal((count, n)) * (rng.random((count, n)) < 0.8)
+    a, b = rng.uniform(0.1, 5.0, (count, k)), rng.standard_normal((count, k)) * 3
+    if integer_data:
+        u, columns, b = np.round(u), np.round(columns), np.round(b)
+    if count and n:
+        columns[0] = 0.0
+        a[0, 0], b[0, 0] = 0.0, 0.0 if integer_data else b[0, 0]   # a = 0 with all slopes 0
+    for dense_share in (1.0, 0.0):
+        saved, pq.DENSE_SHARE = pq.DENSE_SHARE, dense_share
+        try:
+            t, decrease = minimize_outer_terms(a, b, u, scale, columns, weight)
+        finally:
+            pq.DENSE_SHARE = saved
+        assert t.shape == decrease.shape == (count, k)
+        for c in range(count):
+            for r in range(k):
+                e = columns[c] * scale[:, r]
+                phi = lambda s: 0.5 * a[c, r] * s * s + b[c, r] * s + weight * np.sum(np.maximum(0.0, u[:, r] + s * e) ** 2)
+                if a[c, r] == 0:   # zero slopes: φ linear in t; only t = 0 is defined (b = 0)
+                    assert t[c, r] == 0.0 and decrease[c, r] == 0.0
+                    continue
+                root = sorted_root(a[c, r], b[c, r], u[:, r], e, weight)
+                assert abs(t[c, r] - root) <= 1e-9 * max(1.0, abs(root))
+                assert abs(decrease[c, r] - (phi(0.0) - phi(t[c, r]))) <= EXACT.objective * max(1.0, phi(0.0))
+                grid = t[c, r] + np.linspace(-1, 1, 41) * max(1.0, abs(t[c, r]))
+                assert min(phi(s) for s in grid) >= phi(t[c, r]) - EXACT.objective * max(1.0, abs(phi(t[c, r])))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sm3l_scoring_by_matrix_products_matches_the_per_label_route(seed):
+    """candidate_gains for SM3L with R = I (all κ × k problems by minimize_outer_terms) against the
+    per-label route it replaced (candidate_terms, then minimize_with_decrease per label) on a
+    scoring-sized problem (25 candidates, 400 points, 12 labels), at a random F and at F = 0 (every
+    term active: the first addition): the same coefficients and decreases to round-off."""
+    rng = np.random.default_rng(seed)
+    n, k, count = 400, 12, 25
+    X = np.abs(rng.standard_normal((n, 6))) * (rng.random((n, 6)) < 0.6)
+    gram = X @ X.T
+    ops = form.MarginOperator("sm3l", (rng.random((n, k)) < 0.2).astype(np.int8))
+    candidates = rng.choice(n, count, replace=False)
+    for F in (rng.standard_normal((n, k)), np.zeros((n, k))):
+        decrease, coef = candidate_gains(gram, candidates, ops, F, 0.7, np.eye(k))
+        columns = gram[:, candidates].T
+        expected_coef, expected = np.zeros((count, k)), np.zeros(count)
+        for r in range(k):
+            u, e = ops.candidate_terms(F, r, columns, expected_coef)
+            t, gain = minimize_with_decrease(0.7 * columns[np.arange(count), candidates], 0.7 * F[candidates, r], u, e, 1.0)
+            expected_coef[:, r], expected = t, expected + gain
+        assert np.allclose(coef, expected_coef, rtol=1e-9, atol=1e-12)
+        assert np.allclose(decrease, expected, rtol=1e-12, atol=1e-12)
 
 
 @settings(max_examples=25)
@@ -616,3 +684,37 @@ def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, si
     gradient = rng.normal(size=(size, k))
     D = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12)
     np.testing.assert_allclose(D.ravel(), np.linalg.solve(H, -gradient.ravel()), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(transposed):
+    """_ClassHessians kept up to date through several curvature changes (ω given n × k or as the
+    transpose of a k × n array, as the separable Newton loop passes it) and a border row when the
+    basis grows: every factor L_r satisfies L_r L_rᵀ = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z built from scratch."""
+    from mlsvm.solvers.sparse_mm_greedy import _ClassHessians
+    rng = np.random.default_rng(3)
+    n, k, d, lam = 40, 5, 6, 0.7
+    R_inv = np.diag(rng.uniform(0.5, 2.0, k))
+    Z = rng.standard_normal((n, d + 1))
+    hessians = _ClassHessians(lam, R_inv, n, k, d + 1)
+    hessians.reset(d)
+
+    def curvature():
+        omega = 2.0 * (rng.random((n, k)) < 0.5)
+        return np.ascontiguousarray(omega.T).T if transposed else omega
+
+    def check(size, omega):
+        for r in range(k):
+            L = hessians.factor(r)
+            expected = lam * R_inv[r, r] * np.eye(size) + Z[:, :size].T @ (omega[:, r, None] * Z[:, :size])
+            assert np.allclose(L @ L.T, expected, rtol=1e-12, atol=1e-12)
+
+    for _ in range(3):
+        omega = curvature()
+        hessians.refresh(Z[:, :d], omega)
+        check(d, omega)
+    hessians.grow(Z[:, :d], Z[:, d])
+    check(d + 1, omega)
+    omega = curvature()
+    hessians.refresh(Z, omega)
+    check(d + 1, omega)
