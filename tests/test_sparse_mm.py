@@ -221,6 +221,27 @@ def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(c
         _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, per_problem)
 
 
+def test_a_newton_step_below_one_ulp_against_a_half_open_bracket(monkeypatch):
+    """Found by drawing the property above by hand (20,000 draws; this is the first that failed):
+    a = 1e-4, no active term at t = 0, so the bracket stays open above while Newton closes in from
+    below; its last change was under one ulp of t, the step fell on the bracket's finite end and
+    the bisection's "middle" of [lo, ∞) was ∞: t = ∞, u + t·e gave inf · 0 (a RuntimeWarning from
+    numpy) and the row ran its 60 steps before the sorted-breakpoint fallback. The root is the
+    next float: no warning, no fallback, the same roots."""
+    import mlsvm.solvers.piecewise_quadratic as pq
+
+    rng = np.random.default_rng(7483)
+    u = np.round(rng.standard_normal(36) * 3)
+    e = np.round(rng.standard_normal((2, 36)) * (rng.random((2, 36)) < 0.8))
+    a, b = 1e-4 * rng.uniform(0.5, 2.0, 2), 9.58413631777952 * rng.standard_normal(2)
+    reference = [sorted_root(a[row], b[row], u, e[row], 1.0) for row in range(2)]
+    monkeypatch.setattr(pq, "sorted_root", lambda *args: pytest.fail("fell back to the sorted breakpoints"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        roots = minimize_piecewise_quadratic(a, b, u, e, 1.0)
+    np.testing.assert_allclose(roots, reference, rtol=1e-15)
+
+
 def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, per_problem=False):
     import mlsvm.solvers.piecewise_quadratic as pq
     saved, pq.DENSE_SHARE = pq.DENSE_SHARE, dense_share

@@ -71,7 +71,13 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
         step = t - derivative / np.where(slope > 0, slope, 1.0)
         outside = ~((step > lo) & (step < hi))
         with np.errstate(invalid="ignore"):  # −inf + inf where the bracket is still open: unused
-            step = np.where(outside, 0.5 * (lo + hi), step)
+            middle = 0.5 * (lo + hi)
+        # a half-open bracket has no middle (it would be ±inf, and u + t·e then "inf · 0"): the step
+        # fell onto its finite end by round-off (Newton's change was below one ulp of t), so the
+        # root is the next float towards the open side
+        middle = np.where(np.isfinite(lo) & np.isinf(hi), np.nextafter(lo, np.inf), middle)
+        middle = np.where(np.isinf(lo) & np.isfinite(hi), np.nextafter(hi, -np.inf), middle)
+        step = np.where(outside, middle, step)
         # a settled problem keeps its t; its step, which can be ±inf (a step of less than one ulp
         # against a half-open bracket), must not reach u + step·e (inf · 0: "invalid value")
         t = np.where(done, t, step)
