@@ -144,6 +144,34 @@ def test_all_zero_features_cvxpy_agrees_with_fast(n):
         assert relative_difference(reports[0].primal_objective, reports[1].primal_objective) <= EXACT.objective
 
 
+def test_fast_whose_cvxpy_fallback_finds_nothing_warns_with_the_waterfilling_point(monkeypatch):
+    """Found by the fuzz harness (HYPOTHESIS_PROFILE=explore, 500 draws): a poly kernel of degree 40
+    on features of 1e-6 (K ≈ 1e-240) that water-filling does not certify and no CVXPY backend
+    answers 'optimal'; the fallback's GroundTruthError escaped from solver='fast'. Now the
+    water-filling point is reported, converged=False, with a ConvergenceWarning quoting both. The
+    backends' failure is planted here (water-filling stopped by max_iter=1)."""
+    import mlsvm.registry.rank_binary as registry
+    from mlsvm.solvers.cvxpy_tools import GroundTruthError
+
+    def no_answer(*args, **kwargs):
+        raise GroundTruthError("no CVXPY backend answered 'optimal' (planted)")
+
+    monkeypatch.setattr(registry, "_cvxpy", no_answer)
+    data = make_multilabel(30, 4, 4, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="water-filling stopped at .* after 1 iterations.*planted"):
+        model = BinaryApproachSVM(kernel="rbf", max_iter=1).fit(data.X, data.Y)
+    assert not model.fit_report_.converged and model.fit_report_.solver == "waterfill-cvxpy"
+    assert model.decision_function(data.X).shape == data.Y.shape
+
+
+def test_poly_kernel_of_high_degree_does_not_overflow_water_filling():
+    """Found by the fuzz harness: K = (1000·x·x')⁴⁰ ≈ 1.5e158 on two equal points; water-filling's
+    test for labels with w = 0 squared c0 (≈ K's diagonal) and raised OverflowError."""
+    X, Y = np.array([[3.0], [3.0]]), np.array([[0], [1]])
+    report = BinaryApproachSVM(kernel="poly", degree=40, gamma=1000.0, coef0=0.0).fit(X, Y).fit_report_
+    assert report.converged and abs(report.relative_gap) <= 1e-7 and report.max_kkt <= 1e-7
+
+
 def test_optimal_bias_against_brute_force():
     rng = np.random.default_rng(2)
     for _ in range(20):

@@ -739,3 +739,12 @@ def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(trans
     omega = curvature()
     hessians.refresh(Z, omega)
     check(d + 1, omega)
+
+
+@pytest.mark.parametrize("estimator", [SM3L, SMSVM])
+def test_features_that_span_nothing_are_refused_naming_x(estimator):
+    """Every example the zero vector for the kernel (found by the fuzz harness: the message named
+    no argument): a ValueError that says it is X."""
+    Y = np.array([[1, 0], [0, 1], [1, 1]]) if estimator is SM3L else np.array([0, 1, 1])
+    with pytest.raises(ValueError, match="^X spans nothing in feature space"):
+        estimator(kernel="linear").fit(np.zeros((3, 2)), Y)

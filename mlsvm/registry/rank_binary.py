@@ -22,6 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations import rank_binary
 from mlsvm.registry import EXACT, ModelSpec, SolverSpec
+from mlsvm.solvers.cvxpy_tools import GroundTruthError
 from mlsvm.solvers.rank_binary_cvxpy import solve_primal
 from mlsvm.solvers.rank_binary_waterfill import solve_rank_binary_waterfill
 
@@ -42,7 +43,14 @@ def _waterfill_then_cvxpy(problem, *, tol, max_iter, cvxpy_solver="ECOS"):
         first = _waterfill(problem, tol=tol, max_iter=max_iter)
     if first.converged:
         return first
-    second = _cvxpy(problem, tol=tol, max_iter=max_iter, cvxpy_solver=cvxpy_solver)
+    try:
+        second = _cvxpy(problem, tol=tol, max_iter=max_iter, cvxpy_solver=cvxpy_solver)
+    except GroundTruthError as error:   # no backend answered "optimal": water-filling's point, uncertified
+        warnings.warn(f"binary approach: water-filling stopped at {first.stop_value:.3e} after {first.n_iter} "
+                      f"iterations (tolerance asked {tol:.1e}) and its CVXPY fallback found no optimal "
+                      f"answer ({error}); the water-filling point is reported with converged=False",
+                      ConvergenceWarning, stacklevel=2)
+        return first
     second.solve_time += first.solve_time
     second.stop_rule = (f"water-filling stopped at {first.stop_value:.1e} after {first.n_iter} "
                         f"iterations, then {second.stop_rule}")

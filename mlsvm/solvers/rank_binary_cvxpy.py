@@ -71,7 +71,10 @@ def solve_primal(problem: rank_binary.BinaryApproachProblem, cvxpy_solver: str =
         if best[0] <= tol:
             break
     if best is None:
-        raise GroundTruthError("no CVXPY backend solved the binary-approach primal: " + " | ".join(failures))
+        raise GroundTruthError(
+            f"no CVXPY backend answered 'optimal' on the binary-approach primal (cvxpy_solver={first!r} "
+            "first, then the others), so there is no model to report; solver='fast' (water-filling) may "
+            "solve this problem: " + " | ".join(failures))
     value, primal, dual, rule = best
     # every backend used answered "optimal"; the report grades the point against tol (and warns)
     return SolverResult(primal=primal, dual=dual, converged=True, n_iter=n_iter, stop_value=value,

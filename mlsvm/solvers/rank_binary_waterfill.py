@@ -900,8 +900,10 @@ class _Waterfill:
         self.labels = {k: _Label(gram, self.Ys[:, k], self.c0, factor=self.factor, low_rank=low_rank)
                        for k in two_signs}
         # a label with w = 0 at one C_k has w = 0 at every C_k (0 ∈ ∂_w of its hinge loss): μ_k = 0
+        # (‖w‖² ≤ 1e-28·(c0·n)², compared as square roots: c0 scales with K's diagonal, whose square
+        # overflows a float on a poly kernel of high degree)
         self.null = [k for k, label in self.labels.items()
-                     if label.norm_at(self.c0) <= 1e-28 * (self.c0 * n) ** 2]
+                     if np.sqrt(max(label.norm_at(self.c0), 0.0)) <= 1e-14 * self.c0 * n]
         self.active = [k for k in self.labels if k not in self.null]
 
     def factor(self):

@@ -614,8 +614,8 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         if diag[first] <= 0:     # the zero vector in feature space (an empty sparse row, linear
             nonzero = np.flatnonzero(diag > 0)   # kernel) spans nothing and has pivot 0: draw again
             if nonzero.size == 0:              # among the examples that span something
-                raise ValueError("the Gram matrix is zero (every example is the zero vector in feature space): "
-                                 "there is no basis to select")
+                raise ValueError("X spans nothing in feature space (the Gram matrix is zero: every example "
+                                 "is the zero vector for this kernel): there is no basis to select")
             first = rng.choice(nonzero)
         add(first, np.zeros(k))
     while True:
