@@ -141,8 +141,7 @@ def minimize_with_decrease(a, b, u, e, weight: float, per_problem: bool = False)
     per_problem : bool, default=False
         Decide the route (list or Newton on all terms) per problem, by its own share of crossing
         terms; False: for the whole batch, by the share over all its terms (the candidate scoring
-        of SMSVM, where splitting the batch costs more than it saves: yeast "fast" 2.49 against
-        2.58 s).
+        of SMSVM, where splitting the batch costs more than it saves: docs/sparse_mm.md).
 
     Returns
     -------
@@ -285,8 +284,8 @@ def minimize_outer_terms(a, b, u, scale, columns, weight: float):
     reach = np.where(slope0 != 0, sigma * bound, 0.0).reshape(count, k)
     g = np.ascontiguousarray((np.where(active, -scale, scale)).T)             # (k, n)
     threshold = np.ascontiguousarray(np.abs(u).T)
-    # by blocks of labels of ~1.6 MB, which stay in cache between the three passes (bibtex, 159 × 4880
-    # terms per candidate: 39 → 13 ms for the 25 candidates)
+    # by blocks of labels of ~1.6 MB, which stay in cache between the three passes (timings:
+    # docs/sparse_mm.md)
     block = max(1, 200_000 // max(n, 1))
     buffer, crossing = np.empty((min(block, k), n)), np.empty((count, k, n), dtype=bool)
     with np.errstate(invalid="ignore"):   # S = ∞ (a = 0, no growing term) times a zero slope: not a crossing

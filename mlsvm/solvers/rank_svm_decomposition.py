@@ -35,7 +35,7 @@ point of the sub-problem), else by a dense Mehrotra interior point (:func:`_subp
 Cholesky of ``|W| × |W|`` per iteration). Once its μ is below :data:`CROSSOVER_MU` (relative), the
 partition its iterate suggests (a value on a bound when its multiplier exceeds its distance to it,
 both scaled) starts the active set once (a crossover); that exact answer, when there is one, ends the
-interior point (yeast RBF, ``|W| = 240``: interior-point time 0.37 → 0.19 s). Otherwise its answer is polished on its active set
+interior point. Otherwise its answer is polished on its active set
 (:func:`_polish`) near the end or when it does not decrease f. Values within 1e-10·u of a bound
 are put on it and the equality residual this leaves is removed on the free pairs of W. A
 sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
@@ -701,11 +701,7 @@ def default_working_set_size(n_pairs: int) -> int:
 
     Each iteration costs ``O(T)`` (gradients gathered, the selection) besides the sub-problem, whose
     active-set rounds grow with ``|W|`` faster than the iterations fall; the larger the problem, the
-    larger the working set that pays. Measured (issue 19 bench, CPU s, alternating runs): yeast
-    (T = 58,248) 240 against 120: RBF 2.06 → 1.50 s, poly 2 2.12 → 1.79 s, poly 3 3.23 → 2.91 s (300
-    and 360 slower again); emotions (T = 4,310) and the synthetic set (T = 8,501) 160 against 120:
-    RBF 0.125 → 0.112 s, synthetic 0.332 → 0.303 s, poly 2 equal (200: poly 2 6 % faster, RBF and
-    synthetic 10 % slower; iteration counts jump with the size, as the run ends at a full check).
+    larger the working set that pays (measurements: docs/rank_svm.md, issue 19's fourth pass).
 
     Parameters
     ----------
