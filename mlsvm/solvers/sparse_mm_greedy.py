@@ -234,8 +234,9 @@ def _preconditioner(ops, hessians, lam):
 
 
 def _separable(ops, R_inv) -> bool:
-    """SM3L with a diagonal R⁻¹: the objective is a sum of one problem per label."""
-    return ops.model == "sm3l" and np.allclose(R_inv, np.diag(np.diag(R_inv)))
+    """SM3L with a diagonal R⁻¹ (off-diagonal entries exactly 0): the objective is a sum of one
+    problem per label, which both the per-label Newton steps and the candidate scoring rely on."""
+    return ops.model == "sm3l" and not np.any(R_inv - np.diag(np.diag(R_inv)))
 
 
 def _line_steps_per_class(C, D, margin_t, change_t, lam, R_inv, weight):
@@ -442,7 +443,7 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
     columns = (gram_source(gram).columns(candidates) if columns is None else columns).T   # (κ, n)
     rows = np.arange(len(candidates))
     K_jj = columns[rows, candidates]
-    if ops.model == "sm3l" and not np.any(R_inv - np.diag(np.diag(R_inv))):
+    if _separable(ops, R_inv):
         # R⁻¹ diagonal: the k label problems of a candidate do not see each other (b_r = λ(R⁻¹)_rr F_jr),
         # and label r's terms are max(0, u_ir + t·K_ij·(−Ys_ir)) with u shared by the candidates: all
         # κ × k problems at once, their sums as matrix products (bibtex, 159 labels: 25 × 159 problems
