@@ -54,6 +54,25 @@ def test_reaches_the_cvxpy_optimum(seed, q, C, structure, sparse):
                                rtol=1e-12)
 
 
+@pytest.mark.parametrize("seed", [286, 713])
+@pytest.mark.parametrize("structure", ["label nobody has", "label everybody has"])
+def test_a_one_class_label_is_solved_exactly_without_passes(seed, structure):
+    # draws whose optimum is degenerate (every margin exactly 1, more free α than the rank of X̄):
+    # coordinate descent from the old w̄ = 0 recovery stalled there at gaps of 1e-7 and 2e-6
+    X, Y = _awkward(make_multilabel(20, 4, 1, random_state=seed), structure)
+    problem = ms.MatrixSVMProblem(None, Y, 0.1, features=X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = solve_liblinear_dcd(X, problem.signed, 0.1, tol=CHECK_TOL, max_iter=5000,
+                                     certificate=_certificate(problem))
+    assert result.converged and result.n_iter == 0
+    evaluation = ms.evaluate(problem, {"W": result.primal["W"], "b": result.primal["b"]}, result.dual)
+    assert evaluation.relative_gap <= CHECK_TOL and evaluation.max_kkt <= CHECK_TOL
+    for backend in ("CLARABEL", "ECOS"):
+        reference = solve(ms.cvxpy_primal(problem)[0], backend)
+        assert relative_difference(evaluation.primal_objective, reference) <= tolerance("matrix_svm", "liblinear-dcd").objective
+
+
 def test_recovery_from_the_exact_weights_is_exact_with_duplicated_rows():
     """Duplicated rows make the face system singular; grouped, the recovered α is the optimum's."""
     data = make_multilabel(60, 5, 3, random_state=3)

@@ -27,9 +27,16 @@ The point is then graded: relative duality gap of the whole problem and ``certif
 formulation's largest scaled KKT residual) both ≤ tol, else :func:`solve_dcd` goes on from it (its
 coordinate passes and Newton face steps, same certificate). ``converged`` is never decided here:
 the caller's report recomputes it. A warm start no better than α = 0 (LIBLINEAR stopped far from
-its optimum: badly scaled features, e.g. raw emotions) is dropped and the passes start from 0. A label with one class only has no LIBLINEAR fit (scikit-learn
-refuses it); its recovery starts from ``w̄ = 0`` (every margin 0: all α at C, then the active-set
-steps).
+its optimum: badly scaled features, e.g. raw emotions) is dropped and the passes start from 0.
+
+A label with one class only (every ``y_i = s``) has no LIBLINEAR fit (scikit-learn refuses it), and
+it needs none: with the column of ones in X̄, ``Σα = e_{d+1}ᵀ X̄ᵀα``, so its dual
+``½‖X̄ᵀ(α∘y)‖² − Σα`` is ``½‖X̄ᵀα − e_{d+1}‖² − ½``, a bounded least-squares problem over
+``0 ≤ α ≤ C`` that BVLS (``scipy.optimize.lsq_linear``) solves exactly by its active sets. Its
+optimum is often degenerate (every margin exactly 1, more free α than the rank of X̄), which is
+where coordinate descent crawls. X̄ᵀ is formed densely for this when it has at most
+``ONE_CLASS_DENSE_ENTRIES`` entries; a larger one-class label starts the recovery from ``w̄ = 0``
+(every margin 0: all α at C, then the active-set steps).
 """
 
 from __future__ import annotations
@@ -40,13 +47,15 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
+from scipy.optimize import lsq_linear
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from mlsvm.solvers.matrix_svm_dcd import _label_objectives, solve_dcd
 from mlsvm.solvers.result import CertifiedStop, SolverResult, relative_gap
 
-__all__ = ["solve_liblinear_dcd", "recover_alpha", "LIBLINEAR_TOL", "MARGIN_BAND", "RECOVERY_STEPS"]
+__all__ = ["solve_liblinear_dcd", "recover_alpha", "LIBLINEAR_TOL", "MARGIN_BAND", "RECOVERY_STEPS",
+           "ONE_CLASS_DENSE_ENTRIES"]
 
 #: LIBLINEAR's own stopping tolerance (its projected-gradient spread) for the warm start
 LIBLINEAR_TOL = 1e-4
@@ -56,6 +65,8 @@ MARGIN_BAND = 1e-3
 RECOVERY_STEPS = 10
 #: LIBLINEAR's iteration budget per label (its ConvergenceWarning is caught: the certificate decides)
 LIBLINEAR_MAX_ITER = 10_000
+#: largest X̄ᵀ ((d + 1) × n entries, 8 bytes each) formed densely for a one-class label's exact dual
+ONE_CLASS_DENSE_ENTRIES = 4_000_000
 
 
 def _duplicate_groups(features: sp.csr_matrix, seed: int = 0) -> np.ndarray:
@@ -66,6 +77,15 @@ def _duplicate_groups(features: sp.csr_matrix, seed: int = 0) -> np.ndarray:
     keys = features @ rng.standard_normal((features.shape[1], 2))
     _, groups = np.unique(keys, axis=0, return_inverse=True)
     return groups.ravel()
+
+
+def _one_class_alpha(augmented_t: np.ndarray, C: float) -> np.ndarray:
+    """The exact dual of a label with one class only: ``argmin ‖X̄ᵀα − e_{d+1}‖`` over
+    ``0 ≤ α ≤ C`` (module docstring), by BVLS on the dense ``X̄ᵀ``."""
+    target = np.zeros(augmented_t.shape[0])
+    target[-1] = 1.0
+    fit = lsq_linear(augmented_t, target, bounds=(0.0, C), method="bvls", tol=1e-15)
+    return np.clip(fit.x, 0.0, C)
 
 
 class _GramCache:
@@ -140,8 +160,14 @@ def recover_alpha(features, signed: np.ndarray, C: float, weights: np.ndarray, *
     groups = _duplicate_groups(augmented)
     margins = signed * (augmented @ weights)
     alpha = np.zeros((n, q))
+    dense_t = None
     for k in range(q):
         y, m = signed[:, k], margins[:, k]
+        if np.all(y == y[0]) and n * (X.shape[1] + 1) <= ONE_CLASS_DENSE_ENTRIES:
+            if dense_t is None:
+                dense_t = transposed.toarray()
+            alpha[:, k] = _one_class_alpha(dense_t, C)
+            continue
         upper, free = m < 1.0 - band, np.abs(m - 1.0) <= band
         gram = _GramCache(augmented)
         for _ in range(max(steps, 1)):
