@@ -34,8 +34,10 @@ it needs none: with the column of ones in X̄, ``Σα = e_{d+1}ᵀ X̄ᵀα``, s
 ``½‖X̄ᵀ(α∘y)‖² − Σα`` is ``½‖X̄ᵀα − e_{d+1}‖² − ½``, a bounded least-squares problem over
 ``0 ≤ α ≤ C`` that BVLS (``scipy.optimize.lsq_linear``) solves exactly by its active sets. Its
 optimum is often degenerate (every margin exactly 1, more free α than the rank of X̄), which is
-where coordinate descent crawls. X̄ᵀ is formed densely for this when it has at most
-``ONE_CLASS_DENSE_ENTRIES`` entries; a larger one-class label starts the recovery from ``w̄ = 0``
+where coordinate descent crawls. BVLS solves a least-squares problem on its free set per active-set
+change, cheap on a narrow X̄ (d + 1 ≤ ``ONE_CLASS_BVLS_WIDTH``, whose faces are the degenerate ones)
+and slow on a square one, so it runs on the dense X̄ᵀ when X̄ is that narrow and has at most
+``ONE_CLASS_DENSE_ENTRIES`` entries; any other one-class label starts the recovery from ``w̄ = 0``
 (every margin 0: all α at C, then the active-set steps).
 """
 
@@ -55,7 +57,7 @@ from mlsvm.solvers.matrix_svm_dcd import _label_objectives, solve_dcd
 from mlsvm.solvers.result import CertifiedStop, SolverResult, relative_gap
 
 __all__ = ["solve_liblinear_dcd", "recover_alpha", "LIBLINEAR_TOL", "MARGIN_BAND", "RECOVERY_STEPS",
-           "ONE_CLASS_DENSE_ENTRIES"]
+           "ONE_CLASS_BVLS_WIDTH", "ONE_CLASS_DENSE_ENTRIES"]
 
 #: LIBLINEAR's own stopping tolerance (its projected-gradient spread) for the warm start
 LIBLINEAR_TOL = 1e-4
@@ -65,6 +67,8 @@ MARGIN_BAND = 1e-3
 RECOVERY_STEPS = 10
 #: LIBLINEAR's iteration budget per label (its ConvergenceWarning is caught: the certificate decides)
 LIBLINEAR_MAX_ITER = 10_000
+#: widest X̄ (d + 1 columns) whose one-class labels are solved by BVLS
+ONE_CLASS_BVLS_WIDTH = 128
 #: largest X̄ᵀ ((d + 1) × n entries, 8 bytes each) formed densely for a one-class label's exact dual
 ONE_CLASS_DENSE_ENTRIES = 4_000_000
 
@@ -161,9 +165,11 @@ def recover_alpha(features, signed: np.ndarray, C: float, weights: np.ndarray, *
     margins = signed * (augmented @ weights)
     alpha = np.zeros((n, q))
     dense_t = None
+    width = X.shape[1] + 1
+    one_class_by_bvls = width <= ONE_CLASS_BVLS_WIDTH and n * width <= ONE_CLASS_DENSE_ENTRIES
     for k in range(q):
         y, m = signed[:, k], margins[:, k]
-        if np.all(y == y[0]) and n * (X.shape[1] + 1) <= ONE_CLASS_DENSE_ENTRIES:
+        if one_class_by_bvls and np.all(y == y[0]):
             if dense_t is None:
                 dense_t = transposed.toarray()
             alpha[:, k] = _one_class_alpha(dense_t, C)
