@@ -180,6 +180,8 @@ from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
 side, lam = sys.argv[1], float(sys.argv[2])
 train = load_yeast("train")
 y = train.Y.argmax(1)
+# warm-up, not timed: the compiled loops' machine code is loaded from numba's cache at their first call
+SMSVM(lam, solver="greedy" if side == "greedy" else "fast", d_max=3, random_state=0).fit(train.X[:60], y[:60])
 out = {}
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")

@@ -216,9 +216,7 @@ def test_batched_minimiser_with_decrease_matches_sorted_breakpoints_and_a_grid(c
         u, e = np.round(u), np.round(e)
     a_rows = a * rng.uniform(0.5, 2.0, count)
     b_rows = b_scale * rng.standard_normal(count)
-    # the sorted breakpoints of the crossing terms; Newton on all terms; each row by its own share
-    for dense_share, per_problem in ((1.0, False), (0.0, False), (0.1, True), (0.1, False)):
-        _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, per_problem)
+    _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight)
 
 
 def test_a_newton_step_below_one_ulp_against_a_half_open_bracket(monkeypatch):
@@ -242,13 +240,8 @@ def test_a_newton_step_below_one_ulp_against_a_half_open_bracket(monkeypatch):
     np.testing.assert_allclose(roots, reference, rtol=1e-15)
 
 
-def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, per_problem=False):
-    import mlsvm.solvers.piecewise_quadratic as pq
-    saved, pq.DENSE_SHARE = pq.DENSE_SHARE, dense_share
-    try:
-        t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight, per_problem=per_problem)
-    finally:
-        pq.DENSE_SHARE = saved
+def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight):
+    t, decrease = minimize_with_decrease(a_rows, b_rows, u, e, weight)
     count = len(a_rows)
     reference = minimize_piecewise_quadratic(a_rows, b_rows, u, e, weight)
     U = np.broadcast_to(u, e.shape)
@@ -267,12 +260,10 @@ def _check_minimiser_with_decrease(a_rows, b_rows, u, e, weight, dense_share, pe
        st.integers(0, 10_000))
 def test_outer_term_minimiser_matches_sorted_breakpoints_and_a_grid(count, k, n, weight, integer_data, seed):
     """minimize_outer_terms (SM3L's scoring with R = I: slopes columns_ci · scale_ir, offsets u shared by
-    the candidates, sums as matrix products, crossing terms found without the term arrays; both the
-    list route and Newton on a label's terms forced) against the sorted-breakpoint root of each
+    the candidates, sums as matrix products, the terms read without the term arrays) against the sorted-breakpoint root of each
     problem's terms written out and φ evaluated from scratch: same minimiser, decrease φ(0) − φ(t),
     no point of a grid lower. Integer data put breakpoints on the bound, roots on breakpoints and
     zeros in u; columns of both signs and zeros; a = 0 with zero slopes."""
-    import mlsvm.solvers.piecewise_quadratic as pq
     rng = np.random.default_rng(seed)
     u = rng.standard_normal((n, k)) * 2
     scale = rng.choice([-1.0, 1.0, 0.5], (n, k)) * (rng.random((n, k)) < 0.9)
@@ -283,25 +274,20 @@ def test_outer_term_minimiser_matches_sorted_breakpoints_and_a_grid(count, k, n,
     if count and n:
         columns[0] = 0.0
         a[0, 0], b[0, 0] = 0.0, 0.0 if integer_data else b[0, 0]   # a = 0 with all slopes 0
-    for dense_share in (1.0, 0.0):
-        saved, pq.DENSE_SHARE = pq.DENSE_SHARE, dense_share
-        try:
-            t, decrease = minimize_outer_terms(a, b, u, scale, columns, weight)
-        finally:
-            pq.DENSE_SHARE = saved
-        assert t.shape == decrease.shape == (count, k)
-        for c in range(count):
-            for r in range(k):
-                e = columns[c] * scale[:, r]
-                phi = lambda s: 0.5 * a[c, r] * s * s + b[c, r] * s + weight * np.sum(np.maximum(0.0, u[:, r] + s * e) ** 2)
-                if a[c, r] == 0:   # zero slopes: φ linear in t; only t = 0 is defined (b = 0)
-                    assert t[c, r] == 0.0 and decrease[c, r] == 0.0
-                    continue
-                root = sorted_root(a[c, r], b[c, r], u[:, r], e, weight)
-                assert abs(t[c, r] - root) <= 1e-9 * max(1.0, abs(root))
-                assert abs(decrease[c, r] - (phi(0.0) - phi(t[c, r]))) <= EXACT.objective * max(1.0, phi(0.0))
-                grid = t[c, r] + np.linspace(-1, 1, 41) * max(1.0, abs(t[c, r]))
-                assert min(phi(s) for s in grid) >= phi(t[c, r]) - EXACT.objective * max(1.0, abs(phi(t[c, r])))
+    t, decrease = minimize_outer_terms(a, b, u, scale, columns, weight)
+    assert t.shape == decrease.shape == (count, k)
+    for c in range(count):
+        for r in range(k):
+            e = columns[c] * scale[:, r]
+            phi = lambda s: 0.5 * a[c, r] * s * s + b[c, r] * s + weight * np.sum(np.maximum(0.0, u[:, r] + s * e) ** 2)
+            if a[c, r] == 0:   # zero slopes: φ linear in t; only t = 0 is defined (b = 0)
+                assert t[c, r] == 0.0 and decrease[c, r] == 0.0
+                continue
+            root = sorted_root(a[c, r], b[c, r], u[:, r], e, weight)
+            assert abs(t[c, r] - root) <= 1e-9 * max(1.0, abs(root))
+            assert abs(decrease[c, r] - (phi(0.0) - phi(t[c, r]))) <= EXACT.objective * max(1.0, phi(0.0))
+            grid = t[c, r] + np.linspace(-1, 1, 41) * max(1.0, abs(t[c, r]))
+            assert min(phi(s) for s in grid) >= phi(t[c, r]) - EXACT.objective * max(1.0, abs(phi(t[c, r])))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -376,11 +362,8 @@ def test_batched_minimiser_with_decrease_on_scoring_sized_problems(seed):
             assert abs(decrease[row] - (phi(0.0) - phi(t[row]))) <= EXACT.objective * max(1.0, phi(0.0))
 
 
-@pytest.mark.parametrize("dense_share", [1.0, 0.0])
-def test_batched_minimiser_with_decrease_edge_cases(dense_share, monkeypatch):
+def test_batched_minimiser_with_decrease_edge_cases():
     """No problems; a zero slope at 0 (t = 0, no decrease); a = 0 with e = 0; the bad shape of e."""
-    import mlsvm.solvers.piecewise_quadratic as pq
-    monkeypatch.setattr(pq, "DENSE_SHARE", dense_share)
     t, decrease = minimize_with_decrease(np.ones(0), np.ones(0), np.ones((0, 3)), np.ones((0, 3)), 1.0)
     assert t.shape == decrease.shape == (0,)
     u, e = np.array([[-1.0, 2.0], [0.5, -0.5]]), np.array([[1.0, 0.0], [0.0, 0.0]])

@@ -2,32 +2,160 @@
 Ganu, Shevade & Sundararajan's Algorithms 2 and 3).
 
 ``φ(t) = ½ a t² + b t + w Σ_m max(0, u_m + t e_m)²`` is convex with a piecewise-linear,
-nondecreasing derivative; both functions below return its exact minimiser over t ∈ ℝ.
+nondecreasing derivative. :func:`minimize_with_decrease`, :func:`minimize_piecewise_quadratic` and
+:func:`minimize_outer_terms` return its exact minimiser (and the decrease ``φ(0) − φ(t)``) for
+batches of problems; all three run one compiled kernel (:func:`_exact_minimiser`, one problem at a
+time: the bounded sweep below). :func:`sorted_root` is the slow, obviously exact reference.
+
+The bounded sweep. The sign of φ'(0) gives the side σ of the minimiser; along it, ``t = σs`` with
+``s ≥ 0``, the terms active at 0 that grow (``u > 0``, ``σe > 0``) stay active, so φ' along s has slope
+at least ``a + 2w·Σ_grown e²`` and the minimiser satisfies ``s ≤ S = |φ'(0)| / (a + 2w·Σ_grown e²)``
+(widened by 1e-9 against round-off). A term with the same state at 0 and at S keeps it on [0, S]:
+the active ones are folded into the quadratic (sums of ``σe·u`` and ``e²``), the inactive ones
+dropped. The others (the crossing terms, a few per cent in the greedy scoring) change state once
+on [0, S], at ``s = −u/(σe)``: sorted by breakpoint, φ' is linear between consecutive breakpoints
+and the minimiser is the root of the piece before the first breakpoint where φ' ≥ 0 (the last
+piece if none): exact, no iteration. That piece's slope and intercept are summed afresh from the
+terms' states (not carried by differences along the sweep, which would lose the small terms next
+to large ones). The decrease comes from the same sums: a folded term changes by
+``2s·σe·u + s²e²``, a crossing one by ``max(0, u + sσe)² − max(0, u)²``. A minimiser found at or
+beyond ``S`` (round-off) is solved again with every term that changes state on [0, ∞) listed.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-#: share of crossing terms above which :func:`minimize_with_decrease` runs Newton on all terms
-DENSE_SHARE = 0.05
+from mlsvm.solvers.compiled import compiled
 
 __all__ = ["hinge_segment_search", "minimize_outer_terms", "minimize_piecewise_quadratic", "minimize_with_decrease",
            "sorted_root"]
 
 
+@compiled
+def _active_sums(u, e):
+    """Σ e·u, Σ e² and Σ_{e > 0} e² over the terms active at t = 0 (``u > 0``)."""
+    eu, ee, rising = 0.0, 0.0, 0.0
+    for m in range(u.size):
+        if u[m] > 0.0:
+            eu += e[m] * u[m]
+            square = e[m] * e[m]
+            ee += square
+            if e[m] > 0.0:
+                rising += square
+    return eu, ee, rising
+
+
+@compiled
+def _sweep(a, b, u, e, sigma, bound, eu, ee, weight, flags, listed_u, listed_e, breaks):
+    """The minimiser ``s ≥ 0`` of φ(σs) and the decrease ``φ(0) − φ(σs)``, folding the terms whose
+    state is the same at 0 and at ``bound`` and sweeping the sorted breakpoints of the others (module
+    docstring); ``eu, ee``: Σ e·u and Σ e² over the terms active at 0. ``flags, listed_u, listed_e,
+    breaks``: work arrays of at least ``u.size`` entries."""
+    w2 = 2.0 * weight
+    reach = sigma * bound
+    # the terms that change state on [0, bound] (one pass without branches; a zero slope against an
+    # infinite bound gives nan, and a zero slope never changes state)
+    for m in range(u.size):
+        flags[m] = ((u[m] > 0.0) != (u[m] + e[m] * reach > 0.0)) & (e[m] != 0.0)
+    # listed; the folded sums are those over the terms active at 0 less the listed ones among them
+    folded_eu, folded_ee, count = sigma * eu, ee, 0
+    for m in range(u.size):
+        if flags[m]:
+            slope = sigma * e[m]
+            listed_u[count], listed_e[count] = u[m], slope
+            breaks[count] = -u[m] / slope
+            count += 1
+            if u[m] > 0.0:
+                folded_eu -= slope * u[m]
+                folded_ee -= slope * slope
+    order = np.argsort(breaks[:count])
+    # φ'(σs) = slope·s + intercept on each piece; before the first breakpoint the listed terms
+    # active at 0 (u > 0, leaving) are active and the others (entering) are not
+    slope, intercept = a + w2 * folded_ee, sigma * b + w2 * folded_eu
+    for j in range(count):
+        if listed_u[j] > 0.0:
+            slope += w2 * listed_e[j] * listed_e[j]
+            intercept += w2 * listed_e[j] * listed_u[j]
+    passed = count             # breakpoints passed before the root's piece
+    for position in range(count):
+        j = order[position]
+        if slope * breaks[j] + intercept >= 0.0:
+            passed = position
+            break
+        sign = -1.0 if listed_u[j] > 0.0 else 1.0
+        slope += sign * w2 * listed_e[j] * listed_e[j]
+        intercept += sign * w2 * listed_e[j] * listed_u[j]
+    # the root's piece summed afresh: the terms passed have changed state
+    active_ee, active_eu = folded_ee, folded_eu
+    for position in range(count):
+        j = order[position]
+        if (listed_u[j] > 0.0) != (position < passed):
+            active_ee += listed_e[j] * listed_e[j]
+            active_eu += listed_e[j] * listed_u[j]
+    slope, intercept = a + w2 * active_ee, sigma * b + w2 * active_eu
+    s = -intercept / slope if slope > 0.0 else 0.0   # slope 0: a zero direction (a = 0, e = 0), t = 0
+    s = max(s, 0.0)            # the root is past 0 (φ'(0) < 0 along s): round-off only
+    change = 2.0 * s * folded_eu + s * s * folded_ee
+    for j in range(count):
+        after, before = max(listed_u[j] + s * listed_e[j], 0.0), max(listed_u[j], 0.0)
+        change += (after - before) * (after + before)
+    return s, -(0.5 * a * s * s + sigma * b * s + weight * change)
+
+
+@compiled
+def _exact_minimiser(a, b, u, e, weight, eu, ee, rising, flags, listed_u, listed_e, breaks):
+    """The exact minimiser t of ``φ(t) = ½ a t² + b t + weight Σ_m max(0, u_m + t e_m)²`` and
+    ``φ(0) − φ(t)``, from the sums over the terms active at 0 (:func:`_active_sums`: ``eu`` = Σ e·u,
+    ``ee`` = Σ e², ``rising`` = Σ_{e > 0} e²). ``a > 0``, or ``a = 0`` with ``e = 0`` (then t = 0).
+    ``flags`` (bool), ``listed_u, listed_e, breaks``: work arrays of at least ``u.size`` entries."""
+    slope0 = b + 2.0 * weight * eu                      # φ'(0)
+    if slope0 == 0.0:
+        return 0.0, 0.0
+    sigma = 1.0 if slope0 < 0.0 else -1.0
+    grown = rising if sigma > 0.0 else ee - rising      # Σ e² of the active terms that grow along σ
+    bound = abs(slope0) / (a + 2.0 * weight * grown) * (1.0 + 1e-9)
+    s, decrease = _sweep(a, b, u, e, sigma, bound, eu, ee, weight, flags, listed_u, listed_e, breaks)
+    if s >= bound and bound < np.inf:                  # round-off: every term that can change state listed
+        s, decrease = _sweep(a, b, u, e, sigma, np.inf, eu, ee, weight, flags, listed_u, listed_e, breaks)
+    return sigma * s, decrease
+
+
+@compiled
+def _minimise_rows(A, B, U, E, weight, t, decrease):
+    """Problem p of the batch has the terms ``U[p], E[p]``: t[p] and decrease[p] written."""
+    size = U.shape[1]
+    flags = np.empty(size, dtype=np.bool_)
+    listed_u, listed_e, breaks = np.empty(size), np.empty(size), np.empty(size)
+    for p in range(A.size):
+        eu, ee, rising = _active_sums(U[p], E[p])
+        t[p], decrease[p] = _exact_minimiser(A[p], B[p], U[p], E[p], weight, eu, ee, rising,
+                                             flags, listed_u, listed_e, breaks)
+
+
+@compiled
+def _minimise_outer(A, B, u_t, scale_t, columns, EU, EE, rising, weight, t, decrease):
+    """Problem (c, r) has the terms ``u_t[r, i]``, ``columns[c, i]·scale_t[r, i]`` and the sums over its
+    active terms ``EU, EE, rising`` (c, r)."""
+    count, n = columns.shape
+    k = u_t.shape[0]
+    e = np.empty(n)
+    flags = np.empty(n, dtype=np.bool_)
+    listed_u, listed_e, breaks = np.empty(n), np.empty(n), np.empty(n)
+    for c in range(count):
+        for r in range(k):
+            for i in range(n):
+                e[i] = columns[c, i] * scale_t[r, i]
+            t[c, r], decrease[c, r] = _exact_minimiser(A[c, r], B[c, r], u_t[r], e, weight, EU[c, r], EE[c, r],
+                                                       rising[c, r], flags, listed_u, listed_e, breaks)
+
+
 def minimize_piecewise_quadratic(a, b, u, e, weight: float):
     """Exact minimiser over t ∈ ℝ of ``φ(t) = ½ a t² + b t + weight Σ_m max(0, u_m + t e_m)²``.
 
-    Batched: ``u, e`` of shape (..., m), ``a > 0`` and ``b`` of shape (...). φ' is piecewise linear
-    and nondecreasing. Newton on φ' from t = 0, with the active set at t, safeguarded by
-    bisection on the bracket [lo, hi] of the root (``a = 0`` is allowed only with ``e = 0``, a null
-    direction: then t = 0); a step whose end point has the same active set
-    is the exact root of that piece, so the result is exact (finitely many pieces). A root on a
-    breakpoint can leave φ' at ±round-off on both sides, so neither test fires: once the bracket
-    holds no float strictly inside it, t is the root to one ulp and the problem is settled. Problems
-    not settled in 60 steps fall back to :func:`sorted_root` (a safeguard), scalar ones included.
-    Settled problems leave the working arrays, so a batch costs what its slowest members need.
+    Batched: ``u, e`` of shape (..., m), ``a > 0`` and ``b`` of shape (...) (``a = 0`` is allowed only
+    with ``e = 0``, a null direction: then t = 0). The bounded sweep of the module docstring, one
+    problem at a time; a float for scalar problems.
 
     Parameters
     ----------
@@ -46,85 +174,21 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
     u, e = np.asarray(u, dtype=np.float64), np.asarray(e, dtype=np.float64)
     shape = np.broadcast_shapes(a.shape, b.shape, u.shape[:-1], e.shape[:-1])
     m = np.broadcast_shapes(u.shape[-1:], e.shape[-1:])[0]
-    # one row per problem (a broadcast u, e.g. shared by every candidate, stays a view)
     count = int(np.prod(shape))
-    U = np.broadcast_to(u, shape + (m,)).reshape(count, m)
-    E = np.broadcast_to(e, shape + (m,)).reshape(count, m)
-    A, B = np.broadcast_to(a, shape).ravel(), np.broadcast_to(b, shape).ravel()
-    result = np.zeros(A.size)
-    if A.size == 0:
-        return result.reshape(shape)
-    pending = np.arange(A.size)   # the rows still iterated; settled rows leave the working arrays
-    t = np.zeros(A.size)
-    lo, hi = np.full(A.size, -np.inf), np.full(A.size, np.inf)
-    EE = E * E
-    residual = U + t[:, None] * E
-    active = residual > 0
-    for _ in range(60):
-        # φ'(t) and its slope on the current piece: Σ e·max(0, u + te) and Σ_{active} e²
-        derivative = A * t + B + 2 * weight * np.einsum("ij,ij->i", E, np.maximum(residual, 0.0))
-        slope = A + 2 * weight * np.einsum("ij,ij->i", EE, active)
-        lo = np.where(derivative < 0, t, lo)
-        hi = np.where(derivative > 0, t, hi)
-        done = (derivative == 0) | (slope <= 0)   # slope 0: a zero direction, t = 0 is as good as any
-        done |= np.nextafter(lo, hi) >= hi          # collapsed bracket: the root is t, to one ulp
-        step = t - derivative / np.where(slope > 0, slope, 1.0)
-        outside = ~((step > lo) & (step < hi))
-        with np.errstate(invalid="ignore"):  # −inf + inf where the bracket is still open: unused
-            middle = 0.5 * (lo + hi)
-        # a half-open bracket has no middle (it would be ±inf, and u + t·e then "inf · 0"): the step
-        # fell onto its finite end by round-off (Newton's change was below one ulp of t), so the
-        # root is the next float towards the open side
-        middle = np.where(np.isfinite(lo) & np.isinf(hi), np.nextafter(lo, np.inf), middle)
-        middle = np.where(np.isinf(lo) & np.isfinite(hi), np.nextafter(hi, -np.inf), middle)
-        step = np.where(outside, middle, step)
-        # a settled problem keeps its t; its step, which can be ±inf (a step of less than one ulp
-        # against a half-open bracket), must not reach u + step·e (inf · 0: "invalid value")
-        t = np.where(done, t, step)
-        # the residual at the new t serves both the exactness test (a step that keeps its active
-        # set is the exact root of that piece) and the next iteration
-        residual = U + t[:, None] * E
-        now_active = residual > 0
-        done |= ~outside & np.all(now_active == active, axis=1)
-        active = now_active
-        if np.any(done):
-            result[pending[done]] = t[done]
-            keep = ~done
-            if not np.any(keep):
-                return result.reshape(shape) if shape else float(result[0])
-            pending, t, lo, hi = pending[keep], t[keep], lo[keep], hi[keep]
-            U, E, EE, A, B = U[keep], E[keep], EE[keep], A[keep], B[keep]
-            residual, active = residual[keep], active[keep]
-    for row, index in enumerate(pending):   # not settled in 60 steps: the sorted-breakpoint root
-        result[index] = sorted_root(float(A[row]), float(B[row]), U[row], E[row], weight)
-    return result.reshape(shape) if shape else float(result[0])
+    U = np.ascontiguousarray(np.broadcast_to(u, shape + (m,)).reshape(count, m))
+    E = np.ascontiguousarray(np.broadcast_to(e, shape + (m,)).reshape(count, m))
+    A = np.ascontiguousarray(np.broadcast_to(a, shape).ravel())
+    B = np.ascontiguousarray(np.broadcast_to(b, shape).ravel())
+    t, decrease = np.zeros(count), np.zeros(count)
+    if count:
+        _minimise_rows(A, B, U, E, float(weight), t, decrease)
+    return t.reshape(shape) if shape else float(t[0])
 
 
-def minimize_with_decrease(a, b, u, e, weight: float, per_problem: bool = False):
+def minimize_with_decrease(a, b, u, e, weight: float):
     """The minimisers of a batch of problems ``φ_p(t) = ½ a_p t² + b_p t + weight Σ_m max(0, u_pm + t e_pm)²``
-    and their decreases ``φ_p(0) − φ_p(t_p)``, sorting only the terms that change state.
-
-    For the many problems of the greedy candidate scoring (Alg. 2, (3.12)) and the Newton line
-    searches, where few terms change state between 0 and the minimiser. The sign of φ'(0) gives the
-    side of the minimiser; along it, ``t = σs`` with ``s ≥ 0``, the terms active at 0 that grow
-    (``u > 0``, ``σe > 0``) stay active, so φ' along s has slope at least ``a + 2·weight·Σ_grown e²`` and
-    the minimiser satisfies ``s ≤ S = |φ'(0)| / (a + 2·weight·Σ_grown e²)``. A term with the same state
-    at 0 and at S keeps it on [0, S]: the active ones are folded into the problem's quadratic (sums
-    of ``σe·u`` and ``e²``: the sums over the terms active at 0 less the crossing ones), the inactive
-    ones dropped. The others (the crossing terms, a few per cent in the greedy scoring) change state
-    once on [0, S], at ``s = −u/(σe)``: kept as a flat list with problem indices and sorted by problem
-    and breakpoint, φ' is linear between consecutive breakpoints (prefix sums of the terms that
-    enter, suffix sums of those that leave), and the minimiser is the root of the piece before the
-    first breakpoint where φ' ≥ 0 (the last piece if none): exact, no iteration. The decrease comes
-    from the same sums: a term active at 0 and at s changes by ``2s·σe·u + s²e²``, a crossing one by
-    ``max(0, u + sσe)² − max(0, u)²``. The full (p, m) arrays are read about eight times. In a problem
-    where more than ``DENSE_SHARE`` (5 %) of the terms cross, the list operations would cost more
-    than Newton on all its terms: :func:`minimize_piecewise_quadratic` runs on those rows instead
-    and their decreases are summed over all terms (with ``per_problem``, the decision is per problem: in
-    SM3L's per-label line searches a few labels move most of their terms while the others keep
-    nearly all; otherwise by the share over the whole batch). The result agrees with :func:`minimize_piecewise_quadratic` up to round-off (the sums are
-    formed in another order). A minimiser found beyond ``S`` (round-off) is solved again by
-    :func:`sorted_root` on all its terms.
+    and their decreases ``φ_p(0) − φ_p(t_p)`` (the greedy candidate scoring (3.12) and the Newton line
+    searches): the bounded sweep of the module docstring, one problem at a time.
 
     Parameters
     ----------
@@ -138,10 +202,6 @@ def minimize_with_decrease(a, b, u, e, weight: float, per_problem: bool = False)
         Their slopes.
     weight : float
         Weight of the hinge terms.
-    per_problem : bool, default=False
-        Decide the route (list or Newton on all terms) per problem, by its own share of crossing
-        terms; False: for the whole batch, by the share over all its terms (the candidate scoring
-        of SMSVM, where splitting the batch costs more than it saves: docs/sparse_mm.md).
 
     Returns
     -------
@@ -150,72 +210,17 @@ def minimize_with_decrease(a, b, u, e, weight: float, per_problem: bool = False)
     decrease : ndarray of shape (p,)
         ``φ_p(0) − φ_p(t_p)`` (≥ 0 up to round-off).
     """
-    # rows contiguous: the row dots and passes below on a transposed view are several times slower
     E = np.ascontiguousarray(e, dtype=np.float64)
     if E.ndim != 2:
         raise ValueError(f"e must be a 2-D array (problems × terms); got shape {E.shape}")
     count = E.shape[0]
     U = np.asarray(u, dtype=np.float64)
-    U = np.broadcast_to(np.ascontiguousarray(U) if U.ndim == 2 else U, E.shape)
+    U = np.ascontiguousarray(U) if U.ndim == 2 else np.broadcast_to(U, E.shape)   # a shared u: a view
     A = np.array(np.broadcast_to(np.asarray(a, dtype=np.float64), (count,)))
     B = np.array(np.broadcast_to(np.asarray(b, dtype=np.float64), (count,)))
     t, decrease = np.zeros(count), np.zeros(count)
-    if count == 0:
-        return t, decrease
-    w2 = 2.0 * weight
-    # (np.where and boolean indexing cost 5-10x an arithmetic pass on these arrays, 2-D np.nonzero
-    # 8x a 1-D one, einsum's row sums 2.5x BLAS dots: masks multiply, rows are dotted by matmul)
-    rowdot = lambda X, Y: (X[:, None, :] @ Y[:, :, None])[:, 0, 0]
-    was_active = U > 0
-    EU = rowdot(E, np.maximum(U, 0.0))                                          # Σ_active e·u
-    slope0 = B + w2 * EU                                                        # φ'(0)
-    sigma = np.where(slope0 < 0, 1.0, -1.0)                                     # the side of the minimiser
-    held = E * was_active.view(np.uint8)                                        # e on the active terms
-    EE = rowdot(held, held)                                                     # Σ_active e²
-    np.maximum(held, 0.0, out=held)
-    rising = rowdot(held, held)                                                 # Σ_active, e > 0 e²
-    del held
-    # Σ e² over the terms active at 0 that grow along s (u > 0, σe > 0: they stay active)
-    grown = np.where(sigma > 0, rising, EE - rising)
-    with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 only where φ'(0) = 0: t = 0, unused
-        # the bound S on the minimiser, widened against round-off (a minimiser found beyond it is re-solved)
-        bound = np.abs(slope0) / (A + w2 * grown) * (1 + 1e-9)
-    with np.errstate(invalid="ignore"):   # S = ∞ (a = 0, no growing term) times e = 0: not a crossing
-        at_bound = E * (sigma * bound)[:, None]
-        at_bound += U
-        crossing = at_bound > 0
-    del at_bound
-    crossing ^= was_active
-    crossing[slope0 == 0] = False                                               # φ'(0) = 0: t = 0
-    del was_active
-    # a problem where more than DENSE_SHARE of the terms change state (SM3L's first additions, the
-    # first Newton step after one, on the labels that moved most): the list operations would cost
-    # more than Newton on its full row; the others (most labels, most candidates) go by the list
-    if per_problem:
-        dense = np.count_nonzero(crossing, axis=1) > DENSE_SHARE * E.shape[1]
-    else:
-        dense = np.full(count, np.count_nonzero(crossing) > DENSE_SHARE * crossing.size)
-    listed = np.flatnonzero(~dense)
-    if dense.any():
-        rows = np.flatnonzero(dense)
-        U_d, E_d = U[rows], E[rows]
-        t[rows] = minimize_piecewise_quadratic(A[rows], B[rows], U_d, E_d, weight)
-        after, before = np.maximum(U_d + t[rows, None] * E_d, 0.0), np.maximum(U_d, 0.0)
-        decrease[rows] = -(0.5 * A[rows] * t[rows] ** 2 + B[rows] * t[rows]
-                           + weight * rowdot(after - before, after + before))
-        del U_d, E_d, after, before
-        if listed.size == 0:
-            return t, decrease
-        crossing = crossing[listed]
-    rows, columns = np.divmod(np.flatnonzero(crossing), E.shape[1])
-    del crossing
-    if listed.size == count:
-        return _crossing_roots(A, B, sigma, EU, EE, slope0, bound, rows, U[rows, columns], E[rows, columns], weight,
-                               lambda index: (U[index], E[index]))
-    original = listed[rows]
-    t[listed], decrease[listed] = _crossing_roots(
-        A[listed], B[listed], sigma[listed], EU[listed], EE[listed], slope0[listed], bound[listed], rows,
-        U[original, columns], E[original, columns], weight, lambda index: (U[listed[index]], E[listed[index]]))
+    if count:
+        _minimise_rows(A, B, U, E, float(weight), t, decrease)
     return t, decrease
 
 
@@ -223,15 +228,9 @@ def minimize_outer_terms(a, b, u, scale, columns, weight: float):
     """:func:`minimize_with_decrease` for problems whose term slopes are outer products: problem (c, r)
     is ``φ_cr(t) = ½ a_cr t² + b_cr t + weight Σ_i max(0, u_ir + t·columns_ci·scale_ir)²``, the offsets
     ``u`` shared by every c (SM3L's candidate scoring with R = I: c a candidate, r a label,
-    ``scale = −Ys``). The same exact method, its per-problem sums as matrix products (``columns`` times
-    n × k matrices, BLAS) instead of passes over κ × n × k term arrays, which are never formed: the
-    crossing test ``u + σS·e`` changing sign is, per term, ``columns_ci · (σS)_cr · g_ir > |u_ir|``
-    with ``g = −sign(u)·scale`` (u = 0 counts as inactive), three passes per candidate over a k × n
-    buffer (by blocks of labels). An active term with equality has its breakpoint exactly at the
-    widened bound S, beyond the minimiser: it is folded, which is exact. The crossing terms
-    then go through the list phase of :func:`minimize_with_decrease` (no Newton on all terms: there
-    is no full term array to run it on). A crossing test rounded the other way only moves a term whose
-    breakpoint is S (to round-off) between the folded and the listed terms: both exact on [0, t].
+    ``scale = −Ys``). The sums over the terms active at 0 are matrix products (``columns`` times n × k
+    matrices, BLAS); the sweep reads each problem's terms from ``u``, ``scale`` and ``columns`` (the
+    κ × k × n term arrays are never formed), skipping the points where the candidate's column is 0.
 
     Parameters
     ----------
@@ -260,169 +259,22 @@ def minimize_outer_terms(a, b, u, scale, columns, weight: float):
     (count, n), k = columns.shape, u.shape[1]
     if u.shape != (n, k) or scale.shape != (n, k):
         raise ValueError(f"u and scale must have shape ({n}, {k}); got {u.shape} and {scale.shape}")
-    A = np.array(np.broadcast_to(np.asarray(a, dtype=np.float64), (count, k))).ravel()
-    B = np.array(np.broadcast_to(np.asarray(b, dtype=np.float64), (count, k))).ravel()
+    A = np.array(np.broadcast_to(np.asarray(a, dtype=np.float64), (count, k)))
+    B = np.array(np.broadcast_to(np.asarray(b, dtype=np.float64), (count, k)))
+    t, decrease = np.zeros((count, k)), np.zeros((count, k))
     if count == 0 or k == 0:
-        return np.zeros((count, k)), np.zeros((count, k))
-    w2 = 2.0 * weight
-    active = u > 0
-    squares = np.where(active, scale * scale, 0.0)      # e² = columns² · scale² on the active terms
-    EU = (columns @ (scale * np.maximum(u, 0.0))).ravel()                       # Σ_active e·u
-    EE = ((columns * columns) @ squares).ravel()                               # Σ_active e²
+        return t, decrease
+    squares = np.where(u > 0, scale * scale, 0.0)       # e² = columns² · scale² on the active terms
+    EU = columns @ (scale * np.maximum(u, 0.0))                                 # Σ_active e·u
+    EE = (columns * columns) @ squares                                          # Σ_active e²
     # Σ_active, e > 0 e²: e > 0 where columns and scale have the same sign
     positive, negative = np.maximum(columns, 0.0), np.minimum(columns, 0.0)
     rising = (positive * positive) @ np.where(scale > 0, squares, 0.0)
     if np.any(negative):
         rising += (negative * negative) @ np.where(scale < 0, squares, 0.0)
-    rising = rising.ravel()
-    slope0 = B + w2 * EU                                                        # φ'(0)
-    sigma = np.where(slope0 < 0, 1.0, -1.0)
-    grown = np.where(sigma > 0, rising, EE - rising)
-    with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 only where φ'(0) = 0: t = 0, unused
-        bound = np.abs(slope0) / (A + w2 * grown) * (1 + 1e-9)
-    # σS per problem; 0 where φ'(0) = 0 (t = 0, no crossing term)
-    reach = np.where(slope0 != 0, sigma * bound, 0.0).reshape(count, k)
-    g = np.ascontiguousarray((np.where(active, -scale, scale)).T)             # (k, n)
-    threshold = np.ascontiguousarray(np.abs(u).T)
-    # by blocks of labels of ~1.6 MB, which stay in cache between the three passes (timings:
-    # docs/sparse_mm.md)
-    block = max(1, 200_000 // max(n, 1))
-    buffer, crossing = np.empty((min(block, k), n)), np.empty((count, k, n), dtype=bool)
-    with np.errstate(invalid="ignore"):   # S = ∞ (a = 0, no growing term) times a zero slope: not a crossing
-        for c in range(count):
-            for start in range(0, k, block):
-                stop = min(start + block, k)
-                part = buffer[:stop - start]
-                np.multiply(g[start:stop], reach[c, start:stop, None], out=part)
-                part *= columns[c]
-                np.greater(part, threshold[start:stop], out=crossing[c, start:stop])
-    t, decrease = np.zeros((count, k)), np.zeros((count, k))
-    # a label where more than DENSE_SHARE of its terms cross (SM3L's first additions): Newton on
-    # its κ × n terms, as minimize_with_decrease does; listing and sorting them would cost more
-    dense = np.count_nonzero(crossing, axis=(0, 2)) > DENSE_SHARE * count * n
-    u_t, scale_t = np.ascontiguousarray(u.T), np.ascontiguousarray(scale.T)   # label rows contiguous
-    for r in np.flatnonzero(dense):
-        E = columns * scale_t[r]
-        t[:, r] = minimize_piecewise_quadratic(A[r::k], B[r::k], u_t[r], E, weight)
-        after, before = np.maximum(u_t[r] + t[:, r, None] * E, 0.0), np.maximum(u_t[r], 0.0)
-        decrease[:, r] = -(0.5 * A[r::k] * t[:, r] ** 2 + B[r::k] * t[:, r]
-                           + weight * np.einsum("ij,ij->i", after - before, after + before))
-    listed = np.flatnonzero(~dense)            # the other labels: the list phase
-    if listed.size == 0:
-        return t, decrease
-    if dense.any():
-        crossing = crossing[:, listed]
-    size = listed.size
-    rows, i_index = np.divmod(np.flatnonzero(crossing), n)   # rows: problem (c, listed[j]) = c·size + j
-    del crossing
-    c_index, r_index = np.divmod(rows, size)
-    r_index = listed[r_index]
-    problems = (np.arange(count)[:, None] * k + listed).ravel()
-    uu = u_t[r_index, i_index]
-    ee = columns[c_index, i_index] * scale_t[r_index, i_index]
-    del c_index, r_index, i_index
-    roots, gains = _crossing_roots(
-        A[problems], B[problems], sigma[problems], EU[problems], EE[problems], slope0[problems],
-        bound[problems], rows, uu, ee, weight,
-        lambda index: (u_t[problems[index] % k], columns[problems[index] // k] * scale_t[problems[index] % k]))
-    t[:, listed], decrease[:, listed] = roots.reshape(count, size), gains.reshape(count, size)
-    return t, decrease
-
-
-def _crossing_roots(A, B, sigma, EU, EE, slope0, bound, rows, uu, ee, weight, row_terms):
-    """The list phase of :func:`minimize_with_decrease` (and :func:`minimize_outer_terms`): from the
-    per-problem sums over the terms active at 0 (``EU`` = Σ e·u, ``EE`` = Σ e²), the side ``sigma``,
-    ``φ'(0)`` = ``slope0`` and the bound S = ``bound``, and the crossing terms as a flat list (problem
-    ``rows``, offsets ``uu``, slopes ``ee``; none in a problem with φ'(0) = 0), the exact minimisers
-    and decreases. ``row_terms(p)`` gives problem p's full ``(u, e)`` for the round-off re-solve.
-
-    Parameters
-    ----------
-    A, B : ndarray of shape (p,)
-        Curvatures and slopes of the quadratic parts.
-    sigma : ndarray of shape (p,)
-        The side of each minimiser (±1).
-    EU, EE : ndarray of shape (p,)
-        Σ e·u and Σ e² over the terms active at 0.
-    slope0 : ndarray of shape (p,)
-        φ'(0).
-    bound : ndarray of shape (p,)
-        The bound S on |t| (widened against round-off).
-    rows : ndarray of int
-        The problem of each crossing term.
-    uu, ee : ndarray
-        The crossing terms' offsets and slopes.
-    weight : float
-        Weight of the hinge terms.
-    row_terms : callable
-        ``row_terms(p) -> (u, e)``, all terms of problem p.
-    """
-    count = A.size
-    t, decrease = np.zeros(count), np.zeros(count)
-    w2 = 2.0 * weight
-    pending = np.flatnonzero(slope0 != 0)
-    position = np.full(count, -1)
-    position[pending] = np.arange(pending.size)
-    owner = position[rows]
-    ee = ee * sigma[rows]
-    del rows
-    # folded (active at 0 and at S) = active at 0, less the crossing terms active at 0
-    leaving = uu > 0
-    FEU = (sigma * EU)[pending] - np.bincount(owner, weights=np.where(leaving, ee * uu, 0.0), minlength=pending.size)
-    FEE = EE[pending] - np.bincount(owner, weights=np.where(leaving, ee * ee, 0.0), minlength=pending.size)
-    del leaving
-    # per pending problem, along s: φ' = (A + 2w·FEE)·s + σB + 2w·FEU + 2w Σ_crossing σe·max(0, u + sσe).
-    # Each crossing term changes state once on [0, S], at its breakpoint −u/(σe): sorted per problem,
-    # φ' is linear between consecutive breakpoints (prefix sums of the terms entering, suffix sums
-    # of those leaving), and the root lies on the piece before the first breakpoint where φ' ≥ 0.
-    size = pending.size
-    keep = ee != 0                 # (only with S = ∞: a term that never moves is folded already)
-    owner, uu, ee = owner[keep], uu[keep], ee[keep]
-    breaks = -uu / ee
-    if size < 2 ** 16:   # by breakpoint, then stably by problem: a radix sort on 16-bit owners (lexsort: 2.2x the time)
-        order = np.argsort(breaks)
-        order = order[np.argsort(owner[order].astype(np.uint16), kind="stable")]
-    else:
-        order = np.lexsort((breaks, owner))
-    owner, uu, ee, breaks = owner[order], uu[order], ee[order], breaks[order]
-    leaving = uu > 0               # active before its breakpoint, inactive after; the others enter
-    eu, e2 = ee * uu, ee * ee
-    counts = np.bincount(owner, minlength=size)
-    first = np.cumsum(counts) - counts                       # start of each problem's segment
-    def before_each(values):       # Σ over the same problem's earlier terms (exclusive prefix sums)
-        total = np.cumsum(values)
-        return total - values - (total - values)[first[owner]] if values.size else values
-    enter_eu, enter_e2 = np.where(leaving, 0.0, eu), np.where(leaving, 0.0, e2)
-    leave_eu, leave_e2 = eu - enter_eu, e2 - enter_e2
-    all_leave_eu = np.bincount(owner, weights=leave_eu, minlength=size)
-    all_leave_e2 = np.bincount(owner, weights=leave_e2, minlength=size)
-    SA, SB = A[pending], (sigma * B)[pending]
-    base_slope, base_intercept = SA + w2 * (FEE + all_leave_e2), SB + w2 * (FEU + all_leave_eu)
-    # on the piece ending at each breakpoint: the leaving terms from it on, the entering ones before it
-    slope_at = base_slope[owner] + w2 * (before_each(enter_e2) - before_each(leave_e2))
-    intercept_at = base_intercept[owner] + w2 * (before_each(enter_eu) - before_each(leave_eu))
-    rising = np.flatnonzero(slope_at * breaks + intercept_at >= 0)
-    firsts = rising[np.r_[True, owner[rising[1:]] != owner[rising[:-1]]]] if rising.size else rising
-    # default: the last piece (every crossing term has changed state)
-    slope = SA + w2 * (FEE + np.bincount(owner, weights=enter_e2, minlength=size))
-    intercept = SB + w2 * (FEU + np.bincount(owner, weights=enter_eu, minlength=size))
-    slope[owner[firsts]], intercept[owner[firsts]] = slope_at[firsts], intercept_at[firsts]
-    settled = slope > 0            # slope 0: a zero direction (a = 0, e = 0), t = 0 is as good as any
-    S = np.where(settled, -intercept / np.where(settled, slope, 1.0), 0.0)
-    S = np.maximum(S, 0.0)         # the root is past 0 (φ'(0) < 0 along s): round-off only
-    after, before = np.maximum(uu + S[owner] * ee, 0.0), np.maximum(uu, 0.0)
-    rest = np.bincount(owner, weights=(after - before) * (after + before), minlength=size)
-    change = 2 * S * FEU + S * S * FEE + rest
-    t[pending] = sigma[pending] * S
-    decrease[pending] = -(0.5 * SA * S * S + SB * S + weight * change)
-    pending = pending[S >= bound[pending]]     # at the bound: round-off; solved again below
-    for index in pending:   # beyond the bound (round-off): the sorted-breakpoint root on all terms
-        u_row, e_row = row_terms(index)
-        root = sorted_root(float(A[index]), float(B[index]), u_row, e_row, weight)
-        after, before = np.maximum(u_row + root * e_row, 0.0), np.maximum(u_row, 0.0)
-        t[index] = root
-        decrease[index] = -(0.5 * A[index] * root * root + B[index] * root
-                            + weight * float((after - before) @ (after + before)))
+    _minimise_outer(A, B, np.ascontiguousarray(u.T), np.ascontiguousarray(scale.T), columns,
+                    np.ascontiguousarray(EU), np.ascontiguousarray(EE), np.ascontiguousarray(rising),
+                    float(weight), t, decrease)
     return t, decrease
 
 

@@ -52,6 +52,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from mlsvm.formulations.sparse_mm import gram_source
 from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_piecewise_quadratic,
                                                minimize_with_decrease)
+from mlsvm.solvers.sparse_mm_compiled import smsvm_candidate_gains
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
@@ -245,7 +246,7 @@ def _line_steps_per_class(C, D, margin_t, change_t, lam, R_inv, weight):
     would let the slowest label hold back all the others."""
     scale = lam * np.diag(R_inv)
     t, _ = minimize_with_decrease(scale * np.sum(D * D, axis=0), scale * np.sum(C * D, axis=0),
-                                  margin_t, change_t, weight, per_problem=True)
+                                  margin_t, change_t, weight)
     return t
 
 
@@ -452,30 +453,19 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
         t, gain = minimize_outer_terms(lam * K_jj[:, None] * scale, lam * F[candidates] * scale,
                                        1.0 - ops.signed * F, -ops.signed, columns, ops.weight)
         return gain.sum(axis=1), t
+    if ops.model == "smsvm":   # the terms written and solved in one compiled loop
+        return smsvm_candidate_gains(F, ops.label, columns, K_jj, F[candidates], lam, R_inv, ops.weight)
     own_scores = F[candidates].copy()     # F_j + K_jj α_{j,·}: the candidate's own row, as it moves
     coef = np.zeros((len(candidates), F.shape[1]))
     decrease = np.zeros(len(candidates))
-    if ops.model == "smsvm":   # the scores and columns in class order, once for all classes
-        order, bounds = ops.class_order()
-        F_sorted, columns_sorted = F[order], columns[:, order]
-        margins = 1.0 + F_sorted - F_sorted[np.arange(F.shape[0]), ops.label[order]][:, None]
-        moved = np.zeros_like(columns_sorted)   # columns · coef[:, y_i]: class r's block once r has moved
-        terms = lambda r: ops.sorted_candidate_terms(F_sorted, r, columns_sorted, coef, bounds, margins, moved)
-    else:
-        terms = lambda r: ops.candidate_terms(F, r, columns, coef)
     for r in range(F.shape[1]):
-        u, e = terms(r)
+        u, e = ops.candidate_terms(F, r, columns, coef)
         a = lam * R_inv[r, r] * K_jj
         b = lam * own_scores @ R_inv[r]    # λ Σ_m (R⁻¹)_rm ⟨φ_j, w_m⟩ = λ (F_j R⁻¹)_r
-        # the bounded search: few terms change state between 0 and the minimiser (SMSVM: the terms of
-        # other classes' points; SM3L: n terms per label, u shared by the candidates)
         t, gain = minimize_with_decrease(a, b, u, e, ops.weight)
         decrease += gain
         coef[:, r] = t
         own_scores[:, r] += t * K_jj
-        if ops.model == "smsvm":
-            block = slice(bounds[r], bounds[r + 1])
-            np.multiply(columns_sorted[:, block], t[:, None], out=moved[:, block])
     return decrease, coef
 
 

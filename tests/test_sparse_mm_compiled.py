@@ -1,0 +1,90 @@
+"""The compiled exact 1-D searches (mlsvm.solvers.piecewise_quadratic, mlsvm.solvers.sparse_mm_compiled)
+against the obviously exact sorted-breakpoint reference and against φ evaluated from scratch."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlsvm.formulations import sparse_mm as form
+from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, minimize_with_decrease, sorted_root
+from mlsvm.solvers.sparse_mm_compiled import smsvm_candidate_gains
+from mlsvm.verification.tolerances import tolerance
+
+EXACT = tolerance("sparse_mm", "fast")
+
+
+def _phi(a, b, u, e, weight):
+    return lambda s: 0.5 * a * s * s + b * s + weight * np.sum(np.maximum(0.0, u + s * e) ** 2)
+
+
+def _check(a, b, u, e, weight, t, decrease):
+    """t is the sorted-breakpoint root and decrease is φ(0) − φ(t), evaluated from scratch."""
+    root = sorted_root(a, b, u, e, weight)
+    assert abs(t - root) <= 1e-9 * max(1.0, abs(root)), (t, root)
+    phi = _phi(a, b, u, e, weight)
+    scale = max(abs(phi(0.0)), abs(phi(t)), 0.5 * a * t * t, abs(b * t))
+    assert abs(decrease - (phi(0.0) - phi(t))) <= EXACT.objective * max(1.0, scale)
+
+
+# terms drawn from few values: ties between breakpoints, roots on breakpoints, zeros in u and e
+_small = st.sampled_from([-3.0, -2.0, -1.0, -0.5, 0.0, 0.0, 0.5, 1.0, 2.0, 3.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 5), st.integers(0, 24), st.data(), st.sampled_from([1e-6, 0.5, 1.0, 1e6]),
+       st.sampled_from([1e-100, 1e-8, 1.0, 1e8, 1e100]), st.sampled_from(["mixed", "active", "inactive"]))
+def test_compiled_minimiser_matches_sorted_breakpoints(count, m, data, weight, magnitude, regime):
+    """minimize_with_decrease on hypothesis-drawn batches: no terms, every term active at 0 or none,
+    ties, zero slopes, weights and magnitudes from 1e-100 to 1e100 (u and e scaled together, a and
+    b to match): each minimiser is the sorted-breakpoint root and each decrease φ(0) − φ(t)."""
+    u = np.array(data.draw(st.lists(_small, min_size=count * m, max_size=count * m)), dtype=float).reshape(count, m)
+    e = np.array(data.draw(st.lists(_small, min_size=count * m, max_size=count * m)), dtype=float).reshape(count, m)
+    if regime == "active":
+        u = np.abs(u) + 1.0
+    elif regime == "inactive":
+        u = -np.abs(u) - 1.0
+    a = np.array(data.draw(st.lists(st.sampled_from([1e-3, 0.5, 1.0, 7.0]), min_size=count, max_size=count)))
+    b = np.array(data.draw(st.lists(_small, min_size=count, max_size=count)))
+    u, e, b = u * magnitude, e, b * magnitude     # t scales with the magnitude, φ with its square
+    t, decrease = minimize_with_decrease(a, b, u, e, weight)
+    for row in range(count):
+        _check(a[row], b[row], u[row], e[row], weight, t[row], decrease[row])
+    np.testing.assert_array_equal(minimize_piecewise_quadratic(a, b, u, e, weight), t)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 5), st.integers(1, 30), st.integers(1, 6), st.booleans(), st.integers(0, 10_000))
+def test_compiled_smsvm_scoring_matches_the_terms_written_out(k, n, count, integer_data, seed):
+    """SMSVM's compiled candidate scoring (terms written inside the loop) against the terms of
+    MarginOperator.candidate_terms (numpy) solved by the sorted-breakpoint reference, class by class
+    with the candidate's earlier classes moved: the same coefficients, and decreases φ(0) − φ(t)."""
+    rng = np.random.default_rng(seed)
+    label = rng.integers(k, size=n)
+    ops = form.MarginOperator("smsvm", np.eye(k)[label])
+    F = rng.standard_normal((n, k))
+    columns = rng.standard_normal((count, n)) * (rng.random((count, n)) < 0.8)
+    K_jj = np.abs(rng.standard_normal(count)) + 0.1
+    own = rng.standard_normal((count, k))
+    if integer_data:
+        F, columns, own = np.round(F), np.round(columns), np.round(own)
+    lam = 0.7
+    decrease, coef = smsvm_candidate_gains(F, ops.label, columns, K_jj, own, lam, np.eye(k), ops.weight)
+    expected = np.zeros((count, k))
+    for r in range(k):
+        u, e = ops.candidate_terms(F, r, columns, expected)
+        for c in range(count):
+            a, b = lam * K_jj[c], lam * (own[c, r])
+            root = sorted_root(a, b, u[c], e[c], ops.weight)
+            assert abs(coef[c, r] - root) <= 1e-9 * max(1.0, abs(root))
+            expected[c, r] = coef[c, r]     # the next classes see the candidate's own move
+    for c in range(count):
+        total = 0.0
+        for r in range(k):
+            before = expected[c].copy()
+            before[r:] = 0.0
+            u, e = ops.candidate_terms(F, r, columns[c:c + 1], before[None])
+            phi = _phi(lam * K_jj[c], lam * own[c, r], u[0], e[0], ops.weight)
+            total += phi(0.0) - phi(coef[c, r])
+        assert abs(decrease[c] - total) <= EXACT.objective * max(1.0, abs(total))
