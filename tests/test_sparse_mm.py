@@ -314,35 +314,6 @@ def test_sm3l_scoring_by_matrix_products_matches_the_per_label_route(seed):
         assert np.allclose(decrease, expected, rtol=1e-12, atol=1e-12)
 
 
-@settings(max_examples=25)
-@given(st.integers(2, 5), st.integers(1, 4), st.integers(0, 10_000))
-def test_smsvm_class_ordered_candidate_terms_are_the_same_terms(k, count, seed):
-    """sorted_candidate_terms (class order, written by slices) gives, for every candidate and class,
-    exactly the (u, e) pairs of candidate_terms (the direct gathers), as multisets, bit for bit."""
-    rng = np.random.default_rng(seed)
-    n = 3 * k + int(rng.integers(0, 10))
-    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
-    rng.shuffle(y)
-    ops = form.MarginOperator("smsvm", np.eye(k)[y])
-    F, columns = rng.standard_normal((n, k)), rng.standard_normal((count, n))
-    order, bounds = ops.class_order()
-    assert np.array_equal(np.sort(order), np.arange(n)) and np.all(np.diff(y[order]) >= 0)
-    for r in range(k):
-        coef = rng.standard_normal((count, k))
-        coef[:, r:] = 0.0
-        u, e = ops.candidate_terms(F, r, columns, coef)
-        u_sorted, e_sorted = ops.sorted_candidate_terms(F[order], r, columns[:, order], coef, bounds)
-        assert u_sorted.shape == u.shape
-        for c in range(count):
-            assert sorted(zip(u[c], e[c])) == sorted(zip(u_sorted[c], e_sorted[c]))
-        # with the margins and the moved true-class scores formed beforehand (the greedy scoring)
-        F_sorted, columns_sorted = F[order], columns[:, order]
-        margins = 1.0 + F_sorted - F_sorted[np.arange(n), y[order]][:, None]
-        moved = columns_sorted * coef[:, y[order]]
-        u_cached, e_cached = ops.sorted_candidate_terms(F_sorted, r, columns_sorted, coef, bounds, margins, moved)
-        assert np.array_equal(u_cached, u_sorted) and np.array_equal(e_cached, e_sorted)
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_batched_minimiser_with_decrease_on_scoring_sized_problems(seed):
     """The candidate scoring's regime: 25 problems of 3000 terms of which a few per cent change state
