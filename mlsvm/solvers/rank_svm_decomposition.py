@@ -91,7 +91,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg.lapack import dgetrf, dpotrf, dpotrs
+from scipy.linalg.lapack import dgetrf, dpotrf
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -153,13 +153,6 @@ def _independent_rows(incidence, labels=False):
     return incidence[labels_kept]
 
 
-def _to_boundary(value, change):
-    """Largest ``t ≤ 1`` with ``value + t·change ≥ 0`` (``value > 0``): :func:`max_step` without its
-    checks, for the sub-problem's small vectors."""
-    shrinking = change < 0.0
-    return min(1.0, float(np.min(-value[shrinking] / change[shrinking], initial=1.0)))
-
-
 def _subproblem(hessian, linear, equality, target, upper, crossover=None):
     """Mehrotra's interior point for ``min ½yᵀHy + cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u`` (dense, small).
 
@@ -167,7 +160,10 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
     positive definite and factored by Cholesky; should round-off make that fail, it is inverted on
     its range instead (the right-hand side always lies in it). ``crossover``: None, or a function
     called once, when μ first falls below :data:`CROSSOVER_MU` (relative), with the partition the
-    iterate suggests (0, u or u/2 for free); its answer, when not None, is returned at once."""
+    iterate suggests (0, u or u/2 for free); its answer, when not None, is returned at once. Each
+    step after LAPACK's Cholesky of the Newton system is compiled
+    (:func:`mlsvm.solvers.rank_svm_decomposition_kernels.interior_point_step`)."""
+    hessian, linear, equality, target, upper = _contiguous(hessian, linear, equality, target, upper)
     m = linear.size
     y, slack = 0.5 * upper, 0.5 * upper
     lower_mult, upper_mult = np.ones(m), np.ones(m)
@@ -200,7 +196,6 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
             answer, crossover = crossover(start), None
             if answer is not None:
                 return answer
-        # LAPACK's triangular solves directly (scipy's cho_solve checks cost more at these sizes)
         system = hessian.copy()
         system.flat[diagonal] += lower_mult / y + upper_mult / slack
         cholesky, info = dpotrf(system, lower=1, clean=0, overwrite_a=1)
@@ -208,36 +203,9 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
             system = hessian.copy()
             system.flat[diagonal] += lower_mult / y + upper_mult / slack
             cholesky = ridged_cholesky(system)[0]
-        m_inv_et = dpotrs(cholesky, equality.T, lower=1)[0]
-        schur = equality @ m_inv_et
-        schur_factor, info = dpotrf(schur, lower=1, clean=1)
-        schur_pinv = None if info == 0 else _pseudo_inverse(schur)
-
-        def direction(target_lower, target_upper):
-            rhs = -dual_residual + target_lower / y - lower_mult - target_upper / slack + upper_mult
-            m_inv_rhs = dpotrs(cholesky, rhs, lower=1)[0]
-            schur_rhs = equality @ m_inv_rhs + primal_residual
-            d_nu = dpotrs(schur_factor, schur_rhs, lower=1)[0] if schur_pinv is None else schur_pinv @ schur_rhs
-            d_y = m_inv_rhs - m_inv_et @ d_nu
-            d_lower = (target_lower - y * lower_mult - lower_mult * d_y) / y
-            d_upper = (target_upper - slack * upper_mult + upper_mult * d_y) / slack
-            return d_y, d_nu, d_lower, d_upper
-
-        def lengths(d_y, d_lower, d_upper):
-            return (min(_to_boundary(y, d_y), _to_boundary(slack, -d_y)),
-                    min(_to_boundary(lower_mult, d_lower), _to_boundary(upper_mult, d_upper)))
-
-        zeros = np.zeros(m)
-        d_y, _, d_lower, d_upper = direction(zeros, zeros)
-        primal_step, dual_step = lengths(d_y, d_lower, d_upper)
-        mu_affine = float((y + primal_step * d_y) @ (lower_mult + dual_step * d_lower)
-                          + (slack - primal_step * d_y) @ (upper_mult + dual_step * d_upper)) / (2 * m)
-        sigma = (mu_affine / mu) ** 3
-        d_y, d_nu, d_lower, d_upper = direction(sigma * mu - d_y * d_lower, sigma * mu + d_y * d_upper)
-        step = 0.995 * min(lengths(d_y, d_lower, d_upper))
-        y, slack = y + step * d_y, slack - step * d_y
-        nu = nu + step * d_nu
-        lower_mult, upper_mult = lower_mult + step * d_lower, upper_mult + step * d_upper
+        y, slack, lower_mult, upper_mult, nu = kernels.interior_point_step(
+            np.ascontiguousarray(cholesky.T), equality, y, slack, lower_mult, upper_mult, nu, dual_residual,
+            primal_residual, mu)
     return np.clip(best, 0.0, upper)
 
 

@@ -17,6 +17,8 @@ document the mathematics; the arrays given must be contiguous float64 (``free`` 
 * :func:`separable_guess` with :func:`line_root` and :func:`small_solve`: the active set's
   separable starting guess.
 * :func:`select_candidates`: the working-set selection's pass over all pairs.
+* :func:`interior_point_step` with :func:`cholesky_solve` and :func:`small_cholesky`: one
+  predictor–corrector step of the sub-problem's interior point, after LAPACK's Cholesky (dpotrf).
 * :func:`label_components`: the independent equalities of a working set (connected components of
   its label graph, by union-find).
 """
@@ -29,7 +31,7 @@ from mlsvm.solvers.compiled import compiled
 
 __all__ = ["lu_solve", "pseudo_inverse", "kkt_system", "kkt_solve", "starting_partition", "active_set_round",
            "small_solve", "line_root", "separable_guess", "select_candidates",
-           "label_components"]
+           "label_components", "cholesky_solve", "small_cholesky", "interior_point_step"]
 
 
 @compiled
@@ -441,3 +443,119 @@ def label_components(incidence):
             labels[count], first_labels[count] = k, root
             count += 1
     return labels[:count], first_labels[:count]
+
+
+@compiled
+def cholesky_solve(factor, rhs):
+    """``x`` with ``L Lᵀ x = rhs`` from LAPACK's lower Cholesky factor (dpotrf), given as ``factor`` =
+    the transpose of dpotrf's column-major array (row j holds column j of L from the diagonal on;
+    the other entries are not read); rhs unchanged."""
+    n = factor.shape[0]
+    x = rhs.copy()
+    for j in range(n):                          # L z = rhs, column by column
+        x[j] /= factor[j, j]
+        for i in range(j + 1, n):
+            x[i] -= factor[j, i] * x[j]
+    for i in range(n - 1, -1, -1):              # Lᵀ x = z, row i of Lᵀ is factor[i, i:]
+        total = x[i]
+        for j in range(i + 1, n):
+            total -= factor[i, j] * x[j]
+        x[i] = total / factor[i, i]
+    return x
+
+
+@compiled
+def small_cholesky(matrix):
+    """Lower Cholesky factor of a small symmetric matrix; ``(L, False)`` when a pivot is not positive
+    (as LAPACK's dpotrf fails)."""
+    n = matrix.shape[0]
+    lower = np.zeros((n, n))
+    for j in range(n):
+        total = matrix[j, j]
+        for k in range(j):
+            total -= lower[j, k] * lower[j, k]
+        if not total > 0.0:
+            return lower, False
+        lower[j, j] = np.sqrt(total)
+        for i in range(j + 1, n):
+            total = matrix[i, j]
+            for k in range(j):
+                total -= lower[i, k] * lower[j, k]
+            lower[i, j] = total / lower[j, j]
+    return lower, True
+
+
+@compiled
+def _to_boundary(value, change):
+    """Largest ``t ≤ 1`` with ``value + t·change ≥ 0`` (``value > 0``)."""
+    length = 1.0
+    for t in range(value.size):
+        if change[t] < 0.0:
+            length = min(length, -value[t] / change[t])
+    return length
+
+
+@compiled
+def _newton_direction(factor, equality, m_inv_et, schur_factor, schur_pinv, schur_definite, y, slack,
+                      lower_mult, upper_mult, dual_residual, primal_residual, target_lower, target_upper):
+    """The interior point's Newton direction ``(Δy, Δν, Δz_lower, Δz_upper)`` for the complementarity
+    targets given (see :func:`interior_point_step`)."""
+    rows = equality.shape[0]
+    rhs = -dual_residual + target_lower / y - lower_mult - target_upper / slack + upper_mult
+    m_inv_rhs = cholesky_solve(factor, rhs)
+    schur_rhs = np.dot(equality, m_inv_rhs) + primal_residual
+    if schur_definite:                          # L Lᵀ d_ν = schur_rhs
+        d_nu = schur_rhs.copy()
+        for i in range(rows):
+            total = d_nu[i]
+            for j in range(i):
+                total -= schur_factor[i, j] * d_nu[j]
+            d_nu[i] = total / schur_factor[i, i]
+        for i in range(rows - 1, -1, -1):
+            total = d_nu[i]
+            for j in range(i + 1, rows):
+                total -= schur_factor[j, i] * d_nu[j]
+            d_nu[i] = total / schur_factor[i, i]
+    else:
+        d_nu = np.dot(schur_pinv, schur_rhs)
+    d_y = m_inv_rhs - np.dot(d_nu, m_inv_et)
+    d_lower = (target_lower - y * lower_mult - lower_mult * d_y) / y
+    d_upper = (target_upper - slack * upper_mult + upper_mult * d_y) / slack
+    return d_y, d_nu, d_lower, d_upper
+
+
+@compiled
+def interior_point_step(factor, equality, y, slack, lower_mult, upper_mult, nu, dual_residual,
+                        primal_residual, mu):
+    """One Mehrotra predictor–corrector step of the decomposition's ``_subproblem`` (``min ½yᵀHy +
+    cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u``, slack ``u − y``, multipliers ``z_lower``, ``z_upper``, ν),
+    given the Cholesky factor of ``M = H + diag(z_lower/y + z_upper/slack)`` (as
+    :func:`cholesky_solve` takes it), the residuals ``Hy + c + Eᵀν − z_lower + z_upper``, ``Ey − e``
+    and μ. The Schur complement ``E M⁻¹ Eᵀ`` is factored by Cholesky, or inverted on its range
+    (:func:`pseudo_inverse`) when round-off makes that fail; the affine direction's step lengths give
+    ``σ = (μ_aff/μ)³``; the corrected direction is taken with 0.995 of the largest step keeping
+    every value and multiplier positive. Returns the new ``(y, slack, z_lower, z_upper, ν)``."""
+    m, rows = y.size, equality.shape[0]
+    m_inv_et = np.empty((rows, m))
+    for r in range(rows):
+        m_inv_et[r] = cholesky_solve(factor, equality[r].copy())
+    schur = np.dot(equality, m_inv_et.T)
+    schur_factor, schur_definite = small_cholesky(schur)
+    schur_pinv = np.zeros((rows, rows)) if schur_definite else pseudo_inverse(schur)
+    zeros = np.zeros(m)
+    d_y, _, d_lower, d_upper = _newton_direction(factor, equality, m_inv_et, schur_factor, schur_pinv,
+                                                 schur_definite, y, slack, lower_mult, upper_mult,
+                                                 dual_residual, primal_residual, zeros, zeros)
+    primal_step = min(_to_boundary(y, d_y), _to_boundary(slack, -d_y))
+    dual_step = min(_to_boundary(lower_mult, d_lower), _to_boundary(upper_mult, d_upper))
+    mu_affine = (np.dot(y + primal_step * d_y, lower_mult + dual_step * d_lower)
+                 + np.dot(slack - primal_step * d_y, upper_mult + dual_step * d_upper)) / (2 * m)
+    sigma = (mu_affine / mu) ** 3
+    d_y, d_nu, d_lower, d_upper = _newton_direction(factor, equality, m_inv_et, schur_factor, schur_pinv,
+                                                    schur_definite, y, slack, lower_mult, upper_mult,
+                                                    dual_residual, primal_residual,
+                                                    sigma * mu - d_y * d_lower, sigma * mu + d_y * d_upper)
+    step = 0.995 * min(_to_boundary(y, d_y), _to_boundary(slack, -d_y),
+                       _to_boundary(lower_mult, d_lower), _to_boundary(upper_mult, d_upper))
+    return (y + step * d_y, slack - step * d_y, lower_mult + step * d_lower, upper_mult + step * d_upper,
+            nu + step * d_nu)
