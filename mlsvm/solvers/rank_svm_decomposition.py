@@ -743,11 +743,11 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             incidence = np.zeros((n_labels, working.size))
             incidence[k_w, np.arange(working.size)] = 1.0
             incidence[l_w, np.arange(working.size)] = -1.0
-            # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l'), from the rows of K of W's instances
-            # (read once: the update of G below uses them too)
+            # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l'); the rows of K of W's instances are
+            # gathered once for the update of G below
             instances, position = np.unique(rows_of, return_inverse=True)
             kernel_rows = gram.take(instances, axis=0)
-            hessian = kernel_rows.take(rows_of, axis=1).take(position, axis=0) * (incidence.T @ incidence)
+            hessian = kernels.working_set_hessian(gram, rows_of, k_w, l_w)
             incidence, row_labels, ground_labels = _independent_rows(incidence, labels=True)
             old = alpha[working]
             target = incidence @ old
@@ -808,10 +808,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         if linear_term + 0.5 * curvature > 1e-12 * (abs(linear_term) + curvature):
             continue                                            # an increase: keep α (a stall if it lasts)
         alpha[working] = new
-        moved = change != 0.0
-        beta_change = np.zeros((instances.size, n_labels))
-        np.add.at(beta_change, (position[moved], k_w[moved]), change[moved])
-        np.add.at(beta_change, (position[moved], l_w[moved]), -change[moved])
+        beta_change = kernels.beta_change(position, k_w, l_w, change, instances.size, n_labels)
         beta[instances] += beta_change
         # G += K[:, I] Δβ_I with the rows of K read for the Hessian (rows whose pairs did not move
         # add zero; gathering the others again would cost about what the product saves)

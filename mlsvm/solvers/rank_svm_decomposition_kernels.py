@@ -19,6 +19,8 @@ document the mathematics; the arrays given must be contiguous float64 (``free`` 
 * :func:`select_candidates`: the working-set selection's pass over all pairs.
 * :func:`interior_point_step` with :func:`cholesky_solve` and :func:`small_cholesky`: one
   predictor–corrector step of the sub-problem's interior point, after LAPACK's Cholesky (dpotrf).
+* :func:`working_set_hessian`, :func:`beta_change`: a working set's Hessian, and the change of β
+  its answer makes.
 * :func:`label_components`: the independent equalities of a working set (connected components of
   its label graph, by union-find).
 """
@@ -31,7 +33,8 @@ from mlsvm.solvers.compiled import compiled
 
 __all__ = ["lu_solve", "pseudo_inverse", "kkt_system", "kkt_solve", "starting_partition", "active_set_round",
            "small_solve", "line_root", "separable_guess", "select_candidates",
-           "label_components", "cholesky_solve", "small_cholesky", "interior_point_step"]
+           "label_components", "cholesky_solve", "small_cholesky", "interior_point_step",
+           "working_set_hessian", "beta_change"]
 
 
 @compiled
@@ -559,3 +562,31 @@ def interior_point_step(factor, equality, y, slack, lower_mult, upper_mult, nu, 
                        _to_boundary(lower_mult, d_lower), _to_boundary(upper_mult, d_upper))
     return (y + step * d_y, slack - step * d_y, lower_mult + step * d_lower, upper_mult + step * d_upper,
             nu + step * d_nu)
+
+
+@compiled
+def working_set_hessian(gram, rows_of, relevant, irrelevant):
+    """The sub-problem's Hessian ``H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l')`` for the pairs
+    ``(i, k, l)`` given by their instance rows, relevant and irrelevant labels."""
+    size = rows_of.size
+    hessian = np.empty((size, size))
+    for s in range(size):
+        for t in range(size):
+            labels = ((relevant[s] == relevant[t]) - (relevant[s] == irrelevant[t])
+                      - (irrelevant[s] == relevant[t]) + (irrelevant[s] == irrelevant[t]))
+            hessian[s, t] = gram[rows_of[s], rows_of[t]] * labels
+    return hessian
+
+
+@compiled
+def beta_change(position, relevant, irrelevant, change, n_instances, n_labels):
+    """``Δβ`` on the working set's instances: ``+Δα_t`` at (instance, relevant label) and ``−Δα_t`` at
+    (instance, irrelevant label) of every pair t that moved (``position``: its instance's row)."""
+    result = np.zeros((n_instances, n_labels))
+    for t in range(change.size):
+        if change[t] != 0.0:
+            result[position[t], relevant[t]] += change[t]
+    for t in range(change.size):
+        if change[t] != 0.0:
+            result[position[t], irrelevant[t]] -= change[t]
+    return result
