@@ -339,8 +339,9 @@ def test_the_active_set_equals_the_numpy_route(state, from_guess):
 @given(states())
 @settings(max_examples=40, deadline=None)
 def test_interior_point_steps_equal_the_numpy_route(state):
-    """The first interior-point steps from the solver's start, compiled and numpy, from the same
-    iterate each time: the same new iterate to round-off."""
+    """The first interior-point iterations from the solver's start, compiled and numpy, from the
+    same iterate each time: the same residuals, μ and Newton matrix, and the same new iterate, to
+    round-off."""
     problem, alpha, working = state
     hessian, gradient, equality, old, upper = subproblem(problem, alpha, working)
     linear, target = gradient - hessian @ old, equality @ old
@@ -351,6 +352,11 @@ def test_interior_point_steps_equal_the_numpy_route(state):
         primal_residual = equality @ y - target
         mu = float(y @ lower_mult + slack @ upper_mult) / (2 * m)
         system = hessian + np.diag(lower_mult / y + upper_mult / slack)
+        compiled = kernels.interior_point_residuals(hessian, linear, equality, target, y, slack, lower_mult,
+                                                    upper_mult, nu)
+        for value, reference in zip(compiled, (dual_residual, primal_residual, mu, np.abs(dual_residual).max(),
+                                               np.abs(primal_residual).max(initial=0.0), system)):
+            np.testing.assert_allclose(value, reference, rtol=1e-12, atol=1e-12 * max(1.0, float(np.abs(system).max())))
         cholesky, info = dpotrf(system, lower=1, clean=0)
         if info != 0:
             break

@@ -173,14 +173,12 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
     diagonal = np.arange(m) * (m + 1)
     best, best_error = y, np.inf
     for iteration in range(SUB_MAX_ITER + 1):
-        dual_residual = hessian @ y + linear + equality.T @ nu - lower_mult + upper_mult
-        primal_residual = equality @ y - target
-        mu = float(y @ lower_mult + slack @ upper_mult) / (2 * m)
+        dual_residual, primal_residual, mu, largest_dual, largest_primal, system = kernels.interior_point_residuals(
+            hessian, linear, equality, target, y, slack, lower_mult, upper_mult, nu)
         # the stopping test as one number (≤ 1: stop); the iterate that came closest is returned
         # when the budget runs out (past the accuracy round-off allows, the barrier terms reach
         # 1e30 and later iterates lose the equalities: seen on a rank-one Gram matrix)
-        error = max(mu / (SUB_TOL * scale * bound), np.max(np.abs(dual_residual)) / (1e-11 * scale),
-                    np.max(np.abs(primal_residual), initial=0.0) / (SUB_TOL * bound))
+        error = max(mu / (SUB_TOL * scale * bound), largest_dual / (1e-11 * scale), largest_primal / (SUB_TOL * bound))
         if error <= 1.0:
             return np.clip(y, 0.0, upper)
         if error < best_error:
@@ -196,9 +194,7 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
             answer, crossover = crossover(start), None
             if answer is not None:
                 return answer
-        system = hessian.copy()
-        system.flat[diagonal] += lower_mult / y + upper_mult / slack
-        cholesky, info = dpotrf(system, lower=1, clean=0, overwrite_a=1)
+        cholesky, info = dpotrf(system.T, lower=1, clean=0, overwrite_a=1)     # M is symmetric
         if info != 0:                                   # indefinite to round-off: a ridge
             system = hessian.copy()
             system.flat[diagonal] += lower_mult / y + upper_mult / slack

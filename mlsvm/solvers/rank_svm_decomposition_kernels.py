@@ -17,8 +17,9 @@ document the mathematics; the arrays given must be contiguous float64 (``free`` 
 * :func:`separable_guess` with :func:`line_root` and :func:`small_solve`: the active set's
   separable starting guess.
 * :func:`select_candidates`: the working-set selection's pass over all pairs.
-* :func:`interior_point_step` with :func:`cholesky_solve` and :func:`small_cholesky`: one
-  predictor–corrector step of the sub-problem's interior point, after LAPACK's Cholesky (dpotrf).
+* :func:`interior_point_residuals`, :func:`interior_point_step` with :func:`cholesky_solve` and
+  :func:`small_cholesky`: the residuals and Newton matrix at an iterate of the sub-problem's
+  interior point, and its predictor–corrector step after LAPACK's Cholesky (dpotrf) of that matrix.
 * :func:`working_set_hessian`, :func:`beta_change`: a working set's Hessian, and the change of β
   its answer makes.
 * :func:`label_components`: the independent equalities of a working set (connected components of
@@ -34,7 +35,7 @@ from mlsvm.solvers.compiled import compiled
 __all__ = ["lu_solve", "pseudo_inverse", "kkt_system", "kkt_solve", "starting_partition", "active_set_round",
            "small_solve", "line_root", "separable_guess", "select_candidates",
            "label_components", "cholesky_solve", "small_cholesky", "interior_point_step",
-           "working_set_hessian", "beta_change"]
+           "working_set_hessian", "beta_change", "interior_point_residuals"]
 
 
 @compiled
@@ -590,3 +591,25 @@ def beta_change(position, relevant, irrelevant, change, n_instances, n_labels):
         if change[t] != 0.0:
             result[position[t], irrelevant[t]] -= change[t]
     return result
+
+
+@compiled
+def interior_point_residuals(hessian, linear, equality, target, y, slack, lower_mult, upper_mult, nu):
+    """At an iterate of the decomposition's ``_subproblem``: the residuals ``Hy + c + Eᵀν − z_lower +
+    z_upper`` and ``Ey − e``, μ = ``(yᵀz_lower + slackᵀz_upper)/(2m)``, the residuals' largest
+    magnitudes (NaN if one is), and the Newton matrix ``M = H + diag(z_lower/y + z_upper/slack)``."""
+    m = y.size
+    dual_residual = np.dot(hessian, y) + linear + np.dot(nu, equality) - lower_mult + upper_mult
+    primal_residual = np.dot(equality, y) - target
+    mu = (np.dot(y, lower_mult) + np.dot(slack, upper_mult)) / (2 * m)
+    largest_dual, largest_primal = 0.0, 0.0    # NaN, once met, is kept (as np.max keeps it)
+    for t in range(m):
+        if abs(dual_residual[t]) > largest_dual or dual_residual[t] != dual_residual[t]:
+            largest_dual = abs(dual_residual[t])
+    for r in range(primal_residual.size):
+        if abs(primal_residual[r]) > largest_primal or primal_residual[r] != primal_residual[r]:
+            largest_primal = abs(primal_residual[r])
+    system = hessian.copy()
+    for t in range(m):
+        system[t, t] += lower_mult[t] / y[t] + upper_mult[t] / slack[t]
+    return dual_residual, primal_residual, mu, largest_dual, largest_primal, system
