@@ -360,8 +360,10 @@ def test_interior_point_steps_equal_the_numpy_route(state):
         cholesky, info = dpotrf(system, lower=1, clean=0)
         if info != 0:
             break
-        step = kernels.interior_point_step(np.ascontiguousarray(cholesky.T), equality, y, slack, lower_mult,
-                                           upper_mult, nu, dual_residual, primal_residual, mu)
+        m_inv_et = dpotrs(cholesky, equality.T, lower=1)[0]
+        step = kernels.interior_point_step(np.ascontiguousarray(cholesky.T), np.ascontiguousarray(m_inv_et.T),
+                                           equality, y, slack, lower_mult, upper_mult, nu, dual_residual,
+                                           primal_residual, mu)
         expected = reference_interior_point_step(cholesky, equality, y, slack, lower_mult, upper_mult, nu,
                                                  dual_residual, primal_residual, mu)
         for value, reference in zip(step, expected):

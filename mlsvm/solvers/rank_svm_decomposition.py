@@ -41,6 +41,13 @@ are put on it and the equality residual this leaves is removed on the free pairs
 sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
 instances whose pairs moved: ``O(n |W| Q)``.
 
+Compiled loops. The work on the working set's small dense arrays (the active-set rounds around
+each LU, the interior point's residuals and steps around each Cholesky, the separable guess, the
+selection's pass over the pairs, the label components, the Hessian) runs as loops compiled by
+numba, :mod:`mlsvm.solvers.rank_svm_decomposition_kernels`, with IEEE arithmetic; the LU and
+Cholesky factorisations are LAPACK's (dgetrf, dpotrf), called between them. The functions of this
+module keep the mathematics and call them.
+
 Two starts of the active set. Started from the bounds α sits on (pairs pushed inward free), it
 fails when most pairs of W cross their bound in the first round (the start, where they go from
 0 to u): fixing them all leaves a flow on the label graph that the few pairs still free cannot
@@ -91,7 +98,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg.lapack import dgetrf, dpotrf
+from scipy.linalg.lapack import dgetrf, dpotrf, dpotrs
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
@@ -199,9 +206,10 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
             system = hessian.copy()
             system.flat[diagonal] += lower_mult / y + upper_mult / slack
             cholesky = ridged_cholesky(system)[0]
+        m_inv_et = dpotrs(cholesky, equality.T, lower=1)[0]
         y, slack, lower_mult, upper_mult, nu = kernels.interior_point_step(
-            np.ascontiguousarray(cholesky.T), equality, y, slack, lower_mult, upper_mult, nu, dual_residual,
-            primal_residual, mu)
+            np.ascontiguousarray(cholesky.T), np.ascontiguousarray(m_inv_et.T), equality, y, slack, lower_mult,
+            upper_mult, nu, dual_residual, primal_residual, mu)
     return np.clip(best, 0.0, upper)
 
 
