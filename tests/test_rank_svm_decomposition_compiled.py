@@ -16,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from mlsvm.solvers import rank_svm_decomposition as module
 from mlsvm.solvers import rank_svm_decomposition_kernels as kernels
 from mlsvm.solvers.rank_svm_decomposition import _Classes, _independent_rows, decomposition
-from tests.test_rank_svm_decomposition_crossover import _cvxpy_subproblem_value
+from tests.test_rank_svm_decomposition_crossover import _cvxpy_subproblem_value, _working_set_subproblem
 from tests.test_rank_svm_decomposition import (SOLVER_TOL, _awkward, assert_certified_cvxpy_optimum, kernel_problems,
                                                label_graphs)
 
@@ -193,19 +193,6 @@ def states(draw):
     return problem, alpha, working
 
 
-def subproblem(problem, alpha, working):
-    """(H, g, independent equalities, α_W, u_W) of the sub-problem on W, built as the solver builds it."""
-    pairs = problem.pairs
-    rows_of, k_w, l_w = pairs.instance[working], pairs.relevant[working], pairs.irrelevant[working]
-    incidence = np.zeros((problem.n_labels, working.size))
-    incidence[k_w, np.arange(working.size)] = 1.0
-    incidence[l_w, np.arange(working.size)] = -1.0
-    hessian = kernels.working_set_hessian(problem.kernel_matrix, rows_of, k_w, l_w)
-    scores = problem.kernel_matrix @ problem.scatter(alpha)
-    gradient = scores[rows_of, k_w] - scores[rows_of, l_w] - 1.0
-    return hessian, gradient, _independent_rows(incidence), alpha[working], problem.upper[working]
-
-
 def objective(hessian, gradient, change):
     return float(gradient @ change + 0.5 * change @ hessian @ change)
 
@@ -286,7 +273,7 @@ def test_the_equality_qp_equals_the_numpy_route(state, seed):
     there, the active set's test) the same objective, the equalities kept as well as the numpy
     route keeps them; where it is not, the compiled answer fails that test too."""
     problem, alpha, working = state
-    hessian, gradient, equality, old, upper = subproblem(problem, alpha, working)
+    hessian, gradient, equality, old, upper = _working_set_subproblem(problem, alpha, working)
     rng = np.random.default_rng(seed)
     free = rng.random(old.size) < 0.7
     if not free.any():
@@ -318,7 +305,7 @@ def test_the_active_set_equals_the_numpy_route(state, from_guess):
     rounds fail where the numpy route answers only on a singular Hessian (duplicated rows, cycles of
     an instance's pairs), where the regularised LU's round-off decides the consistency tests."""
     problem, alpha, working = state
-    hessian, gradient, equality, old, upper = subproblem(problem, alpha, working)
+    hessian, gradient, equality, old, upper = _working_set_subproblem(problem, alpha, working)
     start = None
     if from_guess:
         start, _ = module._separable_guess(np.diagonal(hessian).copy(), gradient, equality, old, upper,
@@ -343,7 +330,7 @@ def test_interior_point_steps_equal_the_numpy_route(state):
     same iterate each time: the same residuals, μ and Newton matrix, and the same new iterate, to
     round-off."""
     problem, alpha, working = state
-    hessian, gradient, equality, old, upper = subproblem(problem, alpha, working)
+    hessian, gradient, equality, old, upper = _working_set_subproblem(problem, alpha, working)
     linear, target = gradient - hessian @ old, equality @ old
     m = old.size
     y, slack, lower_mult, upper_mult, nu = 0.5 * upper, 0.5 * upper, np.ones(m), np.ones(m), np.zeros(equality.shape[0])
