@@ -124,7 +124,8 @@ def reference_interior_point_step(cholesky, equality, y, slack, lower_mult, uppe
     sigma = (mu_affine / mu) ** 3
     d_y, d_nu, d_lower, d_upper = direction(sigma * mu - d_y * d_lower, sigma * mu + d_y * d_upper)
     step = 0.995 * min(lengths(d_y, d_lower, d_upper))
-    return y + step * d_y, slack - step * d_y, lower_mult + step * d_lower, upper_mult + step * d_upper, nu + step * d_nu
+    return (y + step * d_y, slack - step * d_y, lower_mult + step * d_lower, upper_mult + step * d_upper,
+            nu + step * d_nu)
 
 
 def reference_select(classes, alpha, upper, gradient, size):
@@ -184,7 +185,8 @@ def states(draw):
     if iterations:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            alpha = decomposition(problem, max_iter=iterations, working_set_size=draw(st.sampled_from([2, 8]))).dual["alpha"]
+            result = decomposition(problem, max_iter=iterations, working_set_size=draw(st.sampled_from([2, 8])))
+            alpha = result.dual["alpha"]
     else:
         alpha = np.zeros(problem.n_pairs)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -354,7 +356,8 @@ def test_interior_point_steps_equal_the_numpy_route(state):
         expected = reference_interior_point_step(cholesky, equality, y, slack, lower_mult, upper_mult, nu,
                                                  dual_residual, primal_residual, mu)
         for value, reference in zip(step, expected):
-            np.testing.assert_allclose(value, reference, rtol=1e-8, atol=1e-10 * max(1.0, float(np.abs(reference).max(initial=0.0))))
+            scale = max(1.0, float(np.abs(reference).max(initial=0.0)))
+            np.testing.assert_allclose(value, reference, rtol=1e-8, atol=1e-10 * scale)
         y, slack, lower_mult, upper_mult, nu = expected
 
 

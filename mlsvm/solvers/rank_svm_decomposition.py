@@ -223,8 +223,11 @@ def _equality_qp(hessian, gradient, equality, old, candidate, free):
     regularisation ``[H_FF + εI, E_Fᵀ; E_F, −εI]`` (one LU, ε = 1e-12 of H's largest diagonal entry)
     and two steps of iterative refinement on the unregularised system remove ε's effect where the
     system is consistent; the equality residual left is removed by the least-norm correction on the
-    free values (exact when the free values can balance the fixed ones); compiled: :func:`mlsvm.solvers.rank_svm_decomposition_kernels.equality_qp`. Returns ``(d, ν)``."""
-    return _kkt_step(*_contiguous(hessian, gradient, equality, old, candidate), np.ascontiguousarray(free, dtype=np.bool_))
+    free values (exact when the free values can balance the fixed ones). The system is built and
+    solved by compiled loops (:mod:`mlsvm.solvers.rank_svm_decomposition_kernels`: ``kkt_system``,
+    ``kkt_solve``), factored between them by LAPACK. Returns ``(d, ν)``."""
+    return _kkt_step(*_contiguous(hessian, gradient, equality, old, candidate),
+                     np.ascontiguousarray(free, dtype=np.bool_))
 
 
 def _kkt_step(hessian, gradient, equality, old, candidate, free):

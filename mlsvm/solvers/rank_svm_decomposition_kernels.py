@@ -4,12 +4,14 @@ The sub-problem's active-set rounds and separable guess work on dense arrays of 
 few hundred entries, and the working-set selection passes over all pairs a dozen times; written
 with numpy, each was dozens of calls of microseconds each. Here they are plain loops
 compiled by :func:`mlsvm.solvers.compiled.compiled` (IEEE arithmetic; ``NUMBA_DISABLE_JIT=1`` runs
-them as Python). The decomposition module's ``_equality_qp`` and ``_active_set`` call these and
-document the mathematics; the arrays given must be contiguous float64 (``free`` boolean).
+them as Python). The decomposition module's functions (``_equality_qp``, ``_active_set``,
+``_subproblem``, ``_separable_guess``, ``_Classes.select``, ...) call these and document the
+mathematics; the arrays given must be contiguous float64 (``free`` boolean). The factorisations
+are LAPACK's, called between the compiled halves (the measurements behind this split:
+docs/rank_svm.md, issue 19's fifth pass).
 
 * :func:`kkt_system`, :func:`kkt_solve`: one equality-constrained QP on a free set, before and after
-  the LU of its regularised KKT matrix (LAPACK's dgetrf, called between them: a blocked
-  factorisation, several times faster than a compiled loop from a few dozen rows on), with
+  the LU of its regularised KKT matrix (LAPACK's dgetrf), with
   :func:`lu_solve` (dgetrs), two steps of iterative refinement and the least-norm correction of
   the equality residual (:func:`pseudo_inverse`).
 * :func:`starting_partition`, :func:`active_set_round`: the primal–dual active-set rounds
@@ -534,12 +536,12 @@ def interior_point_step(factor, m_inv_et, equality, y, slack, lower_mult, upper_
     """One Mehrotra predictor–corrector step of the decomposition's ``_subproblem`` (``min ½yᵀHy +
     cᵀy`` s.t. ``Ey = e``, ``0 ≤ y ≤ u``, slack ``u − y``, multipliers ``z_lower``, ``z_upper``, ν),
     given the Cholesky factor of ``M = H + diag(z_lower/y + z_upper/slack)`` (as
-    :func:`cholesky_solve` takes it), ``(M⁻¹Eᵀ)ᵀ`` (rows × m; LAPACK's dpotrs solves for all rows of
-    E at once faster than one substitution per row here), the residuals ``Hy + c + Eᵀν − z_lower + z_upper``, ``Ey − e``
-    and μ. The Schur complement ``E M⁻¹ Eᵀ`` is factored by Cholesky, or inverted on its range
-    (:func:`pseudo_inverse`) when round-off makes that fail; the affine direction's step lengths give
-    ``σ = (μ_aff/μ)³``; the corrected direction is taken with 0.995 of the largest step keeping
-    every value and multiplier positive. Returns the new ``(y, slack, z_lower, z_upper, ν)``."""
+    :func:`cholesky_solve` takes it), ``(M⁻¹Eᵀ)ᵀ`` (rows × m, from LAPACK's dpotrs on all rows of E
+    at once), the residuals ``Hy + c + Eᵀν − z_lower + z_upper``, ``Ey − e`` and μ. The Schur
+    complement ``E M⁻¹ Eᵀ`` is factored by Cholesky, or inverted on its range (:func:`pseudo_inverse`)
+    when round-off makes that fail; the affine direction's step lengths give ``σ = (μ_aff/μ)³``; the
+    corrected direction is taken with 0.995 of the largest step keeping every value and multiplier
+    positive. Returns the new ``(y, slack, z_lower, z_upper, ν)``."""
     m, rows = y.size, equality.shape[0]
     schur = np.dot(equality, m_inv_et.T)
     schur_factor, schur_definite = small_cholesky(schur)
