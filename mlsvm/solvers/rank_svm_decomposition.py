@@ -41,6 +41,13 @@ are put on it and the equality residual this leaves is removed on the free pairs
 sub-problem answer that increases f is refused. ``G`` is updated with the rows of K of the
 instances whose pairs moved: ``O(n |W| Q)``.
 
+Compiled loops. The work on the working set's small dense arrays (the active-set rounds around
+each LU, the interior point's residuals and steps around each Cholesky, the separable guess, the
+selection's pass over the pairs, the label components, the Hessian) runs as loops compiled by
+numba, :mod:`mlsvm.solvers.rank_svm_decomposition_kernels`, with IEEE arithmetic; the LU and
+Cholesky factorisations are LAPACK's (dgetrf, dpotrf), called between them. The functions of this
+module keep the mathematics and call them.
+
 Two starts of the active set. Started from the bounds α sits on (pairs pushed inward free), it
 fails when most pairs of W cross their bound in the first round (the start, where they go from
 0 to u): fixing them all leaves a flow on the label graph that the few pairs still free cannot
@@ -91,12 +98,13 @@ import time
 import warnings
 
 import numpy as np
-from scipy.linalg.lapack import dgesv, dgetrf, dgetrs, dpotrf, dpotrs
+from scipy.linalg.lapack import dgetrf, dpotrf, dpotrs
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations import rank_svm as formulation
 from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases
+from mlsvm.solvers import rank_svm_decomposition_kernels as kernels
 from mlsvm.solvers.ipm_tools import ridged_cholesky
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
@@ -137,9 +145,7 @@ WORKING_SET_SIZES = (160, 240)
 
 def _pseudo_inverse(matrix):
     """Pseudo-inverse of a small symmetric PSD matrix (eigenvalues below 1e-12 of the largest dropped)."""
-    values, vectors = np.linalg.eigh(0.5 * (matrix + matrix.T))
-    keep = values > 1e-12 * max(float(values.max(initial=0.0)), 1e-300)
-    return (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
+    return kernels.pseudo_inverse(np.ascontiguousarray(matrix, dtype=np.float64))
 
 
 def _independent_rows(incidence, labels=False):
@@ -148,28 +154,10 @@ def _independent_rows(incidence, labels=False):
     of its label graph (the rows of a component sum to 0, and no other dependence exists). The
     equalities of the rows dropped follow from the others for every change. With ``labels``, also
     the label of each row kept and the label dropped from its component."""
-    touched = np.flatnonzero(np.any(incidence != 0.0, axis=1))
-    incidence = incidence[touched]
-    # reachability by repeated squaring of (adjacency + I); a label is the first of its component
-    # when no earlier label reaches it
-    reach = (np.abs(incidence) @ np.abs(incidence).T) > 0.0
-    while True:
-        wider = (reach.astype(np.float64) @ reach) > 0.0
-        if np.array_equal(wider, reach):
-            break
-        reach = wider
-    keep = np.tril(reach, -1).any(axis=1)
+    labels_kept, first_labels = kernels.label_components(np.ascontiguousarray(incidence, dtype=np.float64))
     if labels:
-        # each row's label and its component's first label (the one dropped, potential 0)
-        return incidence[keep], touched[keep], touched[np.argmax(reach[keep], axis=1)]
-    return incidence[keep]
-
-
-def _to_boundary(value, change):
-    """Largest ``t ≤ 1`` with ``value + t·change ≥ 0`` (``value > 0``): :func:`max_step` without its
-    checks, for the sub-problem's small vectors."""
-    shrinking = change < 0.0
-    return min(1.0, float(np.min(-value[shrinking] / change[shrinking], initial=1.0)))
+        return incidence[labels_kept], labels_kept, first_labels
+    return incidence[labels_kept]
 
 
 def _subproblem(hessian, linear, equality, target, upper, crossover=None):
@@ -179,7 +167,10 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
     positive definite and factored by Cholesky; should round-off make that fail, it is inverted on
     its range instead (the right-hand side always lies in it). ``crossover``: None, or a function
     called once, when μ first falls below :data:`CROSSOVER_MU` (relative), with the partition the
-    iterate suggests (0, u or u/2 for free); its answer, when not None, is returned at once."""
+    iterate suggests (0, u or u/2 for free); its answer, when not None, is returned at once. Each
+    step after LAPACK's Cholesky of the Newton system is compiled
+    (:func:`mlsvm.solvers.rank_svm_decomposition_kernels.interior_point_step`)."""
+    hessian, linear, equality, target, upper = _contiguous(hessian, linear, equality, target, upper)
     m = linear.size
     y, slack = 0.5 * upper, 0.5 * upper
     lower_mult, upper_mult = np.ones(m), np.ones(m)
@@ -189,14 +180,12 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
     diagonal = np.arange(m) * (m + 1)
     best, best_error = y, np.inf
     for iteration in range(SUB_MAX_ITER + 1):
-        dual_residual = hessian @ y + linear + equality.T @ nu - lower_mult + upper_mult
-        primal_residual = equality @ y - target
-        mu = float(y @ lower_mult + slack @ upper_mult) / (2 * m)
+        dual_residual, primal_residual, mu, largest_dual, largest_primal, system = kernels.interior_point_residuals(
+            hessian, linear, equality, target, y, slack, lower_mult, upper_mult, nu)
         # the stopping test as one number (≤ 1: stop); the iterate that came closest is returned
         # when the budget runs out (past the accuracy round-off allows, the barrier terms reach
         # 1e30 and later iterates lose the equalities: seen on a rank-one Gram matrix)
-        error = max(mu / (SUB_TOL * scale * bound), np.max(np.abs(dual_residual)) / (1e-11 * scale),
-                    np.max(np.abs(primal_residual), initial=0.0) / (SUB_TOL * bound))
+        error = max(mu / (SUB_TOL * scale * bound), largest_dual / (1e-11 * scale), largest_primal / (SUB_TOL * bound))
         if error <= 1.0:
             return np.clip(y, 0.0, upper)
         if error < best_error:
@@ -212,44 +201,15 @@ def _subproblem(hessian, linear, equality, target, upper, crossover=None):
             answer, crossover = crossover(start), None
             if answer is not None:
                 return answer
-        # LAPACK's triangular solves directly (scipy's cho_solve checks cost more at these sizes)
-        system = hessian.copy()
-        system.flat[diagonal] += lower_mult / y + upper_mult / slack
-        cholesky, info = dpotrf(system, lower=1, clean=0, overwrite_a=1)
+        cholesky, info = dpotrf(system.T, lower=1, clean=0, overwrite_a=1)     # M is symmetric
         if info != 0:                                   # indefinite to round-off: a ridge
             system = hessian.copy()
             system.flat[diagonal] += lower_mult / y + upper_mult / slack
             cholesky = ridged_cholesky(system)[0]
         m_inv_et = dpotrs(cholesky, equality.T, lower=1)[0]
-        schur = equality @ m_inv_et
-        schur_factor, info = dpotrf(schur, lower=1, clean=1)
-        schur_pinv = None if info == 0 else _pseudo_inverse(schur)
-
-        def direction(target_lower, target_upper):
-            rhs = -dual_residual + target_lower / y - lower_mult - target_upper / slack + upper_mult
-            m_inv_rhs = dpotrs(cholesky, rhs, lower=1)[0]
-            schur_rhs = equality @ m_inv_rhs + primal_residual
-            d_nu = dpotrs(schur_factor, schur_rhs, lower=1)[0] if schur_pinv is None else schur_pinv @ schur_rhs
-            d_y = m_inv_rhs - m_inv_et @ d_nu
-            d_lower = (target_lower - y * lower_mult - lower_mult * d_y) / y
-            d_upper = (target_upper - slack * upper_mult + upper_mult * d_y) / slack
-            return d_y, d_nu, d_lower, d_upper
-
-        def lengths(d_y, d_lower, d_upper):
-            return (min(_to_boundary(y, d_y), _to_boundary(slack, -d_y)),
-                    min(_to_boundary(lower_mult, d_lower), _to_boundary(upper_mult, d_upper)))
-
-        zeros = np.zeros(m)
-        d_y, _, d_lower, d_upper = direction(zeros, zeros)
-        primal_step, dual_step = lengths(d_y, d_lower, d_upper)
-        mu_affine = float((y + primal_step * d_y) @ (lower_mult + dual_step * d_lower)
-                          + (slack - primal_step * d_y) @ (upper_mult + dual_step * d_upper)) / (2 * m)
-        sigma = (mu_affine / mu) ** 3
-        d_y, d_nu, d_lower, d_upper = direction(sigma * mu - d_y * d_lower, sigma * mu + d_y * d_upper)
-        step = 0.995 * min(lengths(d_y, d_lower, d_upper))
-        y, slack = y + step * d_y, slack - step * d_y
-        nu = nu + step * d_nu
-        lower_mult, upper_mult = lower_mult + step * d_lower, upper_mult + step * d_upper
+        y, slack, lower_mult, upper_mult, nu = kernels.interior_point_step(
+            np.ascontiguousarray(cholesky.T), np.ascontiguousarray(m_inv_et.T), equality, y, slack, lower_mult,
+            upper_mult, nu, dual_residual, primal_residual, mu)
     return np.clip(best, 0.0, upper)
 
 
@@ -263,45 +223,25 @@ def _equality_qp(hessian, gradient, equality, old, candidate, free):
     regularisation ``[H_FF + εI, E_Fᵀ; E_F, −εI]`` (one LU, ε = 1e-12 of H's largest diagonal entry)
     and two steps of iterative refinement on the unregularised system remove ε's effect where the
     system is consistent; the equality residual left is removed by the least-norm correction on the
-    free values (exact when the free values can balance the fixed ones). Returns ``(d, ν)``."""
-    change = candidate - old
-    free_index = np.flatnonzero(free)
-    moved = np.flatnonzero(~free & (change != 0.0))     # the fixed values off their old value
-    size, rows = free_index.size, equality.shape[0]
-    equality_free = equality.take(free_index, axis=1)
-    system = np.empty((size + rows, size + rows))
-    # gathers by take (np.ix_ indexing costs several times more at these sizes)
-    hessian_free = hessian.take(free_index, axis=0)
-    system[:size, :size] = hessian_free.take(free_index, axis=1)
-    system[:size, size:] = equality_free.T
-    system[size:, :size] = equality_free
-    system[size:, size:] = 0.0
-    rhs = np.empty(size + rows)
-    np.negative(gradient.take(free_index), out=rhs[:size])
-    if moved.size:
-        moved_change = change.take(moved)
-        rhs[:size] -= hessian_free.take(moved, axis=1) @ moved_change
-        rhs[size:] = -(equality.take(moved, axis=1) @ moved_change)
-    else:
-        rhs[size:] = 0.0
-    diagonal = system.reshape(-1)[:: size + rows + 1]
-    epsilon = 1e-12 * max(1.0, float(diagonal[:size].max(initial=0.0)))
-    regularised = system.copy()
-    regularised_diagonal = regularised.reshape(-1)[:: size + rows + 1]
-    regularised_diagonal[:size] += epsilon
-    regularised_diagonal[size:] -= epsilon
-    # LAPACK's LU directly (scipy.linalg.lu_factor / lu_solve call the same routines; their
-    # argument checks cost more than the factorisation at these sizes)
-    lu, pivots, _ = dgetrf(regularised, overwrite_a=True)
-    solution = dgetrs(lu, pivots, rhs)[0]
-    for _ in range(2):
-        solution += dgetrs(lu, pivots, rhs - system @ solution)[0]
-    step = solution[:size]
-    residual = equality_free @ step - rhs[size:]
-    if rows and np.abs(residual).max() > 1e-15 * max(1.0, float(np.abs(step).max(initial=0.0))):
-        step = step - equality_free.T @ (_pseudo_inverse(equality_free @ equality_free.T) @ residual)
-    change[free_index] = step
-    return change, solution[size:]
+    free values (exact when the free values can balance the fixed ones). The system is built and
+    solved by compiled loops (:mod:`mlsvm.solvers.rank_svm_decomposition_kernels`: ``kkt_system``,
+    ``kkt_solve``), factored between them by LAPACK. Returns ``(d, ν)``."""
+    return _kkt_step(*_contiguous(hessian, gradient, equality, old, candidate),
+                     np.ascontiguousarray(free, dtype=np.bool_))
+
+
+def _kkt_step(hessian, gradient, equality, old, candidate, free):
+    """:func:`_equality_qp` on contiguous float64 arrays (``free`` boolean): the KKT system built and
+    solved by compiled loops, factored between them by LAPACK (the matrix is symmetric, so its
+    transpose, Fortran-ordered, is factored in place)."""
+    system, regularised, rhs, change = kernels.kkt_system(hessian, gradient, equality, old, candidate, free)
+    lu, pivots, _ = dgetrf(regularised.T, overwrite_a=True)
+    return kernels.kkt_solve(lu.T, pivots, system, rhs, equality, free, change)
+
+
+def _contiguous(*arrays):
+    """The arrays as C-contiguous float64 (what the compiled kernels take)."""
+    return tuple(np.ascontiguousarray(array, dtype=np.float64) for array in arrays)
 
 
 def _line_root(start, rate, direction, upper, slope):
@@ -309,30 +249,7 @@ def _line_root(start, rate, direction, upper, slope):
     the root of ``φ'(t) = aᵀclip(p − q t, 0, u) − sᵀe``, piecewise linear and non-increasing
     (``q = a/h``, ``a = Eᵀs``, ``φ'(0) = slope > 0``), found exactly by walking its breakpoints (each
     pair is unclipped on one interval of t, where it adds ``−a_t q_t ≤ 0`` to φ'')."""
-    moving = rate != 0.0
-    start, rate, direction, upper = start[moving], rate[moving], direction[moving], upper[moving]
-    at_zero, at_upper = start / rate, (start - upper) / rate
-    enters, leaves = np.minimum(at_zero, at_upper), np.maximum(at_zero, at_upper)
-    curvature = direction * rate
-    second = -float(curvature[(enters <= 0.0) & (leaves > 0.0)].sum())     # unclipped just after 0
-    later_in, later_out = enters > 0.0, leaves > 0.0
-    times = np.concatenate([enters[later_in], leaves[later_out]])
-    if times.size == 0:
-        return slope / -second if second < 0.0 else 1.0
-    changes = np.concatenate([-curvature[later_in], curvature[later_out]])
-    order = np.argsort(times)
-    times, changes = times[order], changes[order]
-    seconds = second + np.concatenate([[0.0], np.cumsum(changes)])     # φ'' before each event, after the last
-    lengths = np.empty_like(times)                                    # the intervals between events
-    lengths[0] = times[0]
-    np.subtract(times[1:], times[:-1], out=lengths[1:])
-    values = slope + np.cumsum(seconds[:-1] * lengths)                # φ' at each event
-    hit = np.flatnonzero(values <= 0.0)
-    if hit.size:
-        k = hit[0]
-        begin, value = (0.0, slope) if k == 0 else (times[k - 1], values[k - 1])
-        return begin + value / -seconds[k] if seconds[k] < 0.0 else times[k]
-    return times[-1] + (values[-1] / -seconds[-1] if seconds[-1] < 0.0 else 0.0)
+    return kernels.line_root(*_contiguous(start, rate, direction, upper), float(slope))
 
 
 def _separable_guess(diagonal, gradient, equality, old, upper, mu):
@@ -344,28 +261,7 @@ def _separable_guess(diagonal, gradient, equality, old, upper, mu):
     (the previous sub-problem's). Used only as the active set's starting guess (which pairs sit on
     which bound; the active set then computes the answer exactly): at most
     :data:`SEPARABLE_ITER` steps. Returns ``(y, μ)``."""
-    rows = equality.shape[0]
-    top = float(np.max(diagonal, initial=0.0))
-    weight = 1.0 / np.maximum(diagonal, 1e-12 * max(top, 1e-300))
-    target = equality @ old
-    tolerance = 1e-12 * max(1.0, float(np.max(upper)))
-    scaled = equality * weight
-    for _ in range(SEPARABLE_ITER if rows else 0):
-        start = old - (gradient + equality.T @ mu) * weight
-        y = np.clip(start, 0.0, upper)
-        residual = equality @ y - target
-        if float(np.max(np.abs(residual))) <= tolerance:
-            break
-        free = (y > 0.0) & (y < upper)
-        jacobian = scaled[:, free] @ equality[:, free].T
-        ridge = 1e-9 * max(1.0, float(np.max(np.diagonal(jacobian))))
-        jacobian.reshape(-1)[:: rows + 1] += ridge
-        _, _, step, info = dgesv(jacobian, residual)    # LAPACK directly (np.linalg.solve's checks cost more)
-        if info != 0:                                    # singular despite the ridge: keep the guess so far
-            break
-        direction = equality.T @ step
-        mu = mu + _line_root(start, direction * weight, direction, upper, float(step @ residual)) * step
-    return np.clip(old - (gradient + equality.T @ mu) * weight, 0.0, upper), mu
+    return kernels.separable_guess(*_contiguous(diagonal, gradient, equality, old, upper, mu), SEPARABLE_ITER)
 
 
 def _active_set(hessian, gradient, equality, old, upper, rounds=ACTIVE_SET_ROUNDS, start=None):
@@ -375,34 +271,22 @@ def _active_set(hessian, gradient, equality, old, upper, rounds=ACTIVE_SET_ROUND
     that left the box on the bound they crossed and frees the fixed ones whose multiplier has the
     wrong sign. Returns the solution when a round changes nothing (it is then a KKT point of the
     sub-problem, checked), else None (the caller falls back to the interior point)."""
-    if start is None:
-        at_lower, at_upper = old <= 0.0, old >= upper
-        free = ~(at_lower & (gradient >= 0.0)) & ~(at_upper & (gradient <= 0.0))
-        bound_values = np.where(at_upper, upper, 0.0)
-    else:                               # the partition of a guess (e.g. :func:`_separable_guess`)
-        free = (start > 0.0) & (start < upper)
-        bound_values = np.where(start >= upper, upper, 0.0)
-    scale = max(1.0, float(np.abs(gradient).max()))
-    balance = 1e-12 * max(1.0, float(upper.max()))
+    hessian, gradient, equality, old, upper = _contiguous(hessian, gradient, equality, old, upper)
+    from_start = start is not None
+    free, bound_values = kernels.starting_partition(
+        gradient, old, upper, np.ascontiguousarray(start, dtype=np.float64) if from_start else old, from_start)
     for _ in range(rounds):
         if not free.any():
             return None
-        candidate = np.where(free, old, bound_values)
-        change, nu = _equality_qp(hessian, gradient, equality, old, candidate, free)
-        if np.abs(equality @ change).max() > balance:
-            return None                 # the fixed values leave a flow the free ones cannot balance
-        multiplier = gradient + hessian @ change + equality.T @ nu     # reduced gradient
-        if np.abs(multiplier[free]).max() > 1e-10 * scale:
-            return None                 # singular and inconsistent: unbounded on the free set
-        new = old + change
-        below, above = free & (new < 0.0), free & (new > upper)
-        wrong = ~free & (((bound_values == 0.0) & (multiplier < -1e-12 * scale))
-                         | ((bound_values > 0.0) & (multiplier > 1e-12 * scale)))
-        if not (below.any() or above.any() or wrong.any()):
-            return np.clip(new, 0.0, upper)
-        bound_values = np.where(below, 0.0, np.where(above, upper, bound_values))
-        free = (free & ~below & ~above) | wrong
+        change, nu = _kkt_step(hessian, gradient, equality, old, np.where(free, old, bound_values), free)
+        # checks the answer (None: it fails), else fixes / frees values in place (free, bound_values)
+        status = kernels.active_set_round(hessian, gradient, equality, old, upper, change, nu, free, bound_values)
+        if status == 0:
+            return None
+        if status == 1:
+            return np.clip(old + change, 0.0, upper)
     return None
+
 
 def _snap_to_bounds(y, upper, equality, target):
     """Put values within ``SNAP·u`` of a bound on it, then remove the equality residual this leaves
@@ -656,45 +540,18 @@ class _Classes:
         return view
 
     def select(self, alpha, upper, gradient, size):
-        """Positions (in class order) of the working set of the module docstring."""
-        positive = self.orientation > 0.0
-        value = -self.orientation * gradient
-        below, above = alpha < upper, alpha > 0.0
-        up = np.where(positive, below, above)                   # y = +1: α can grow; y = −1: shrink
-        low = np.where(positive, above, below)
-        best_up = np.maximum.reduceat(np.where(up, value, -np.inf), self.starts)
-        best_low = np.minimum.reduceat(np.where(low, value, np.inf), self.starts)
-        # candidates: each class's extremes and the violators, scored by their violation against
-        # the best partner of their class; the extremes always enter (they carry the cycles)
-        extremes, scored, scores = [], [], []
-        for mask, own, other, is_up in ((up, best_up, best_low, True), (low, best_low, best_up, False)):
-            # up: value ≥ min(best_up, best_low); low: value ≤ max(best_up, best_low)
-            if is_up:
-                candidates = np.flatnonzero(mask & (value >= np.minimum(own, other)[self.index]))
-            else:
-                candidates = np.flatnonzero(mask & (value <= np.maximum(own, other)[self.index]))
-            classes, picked = self.index[candidates], value[candidates]
-            score = picked - other[classes] if is_up else other[classes] - picked
-            is_extreme = picked == own[classes]
-            first, first_classes = candidates[is_extreme], classes[is_extreme]
-            # the first candidate of each class among the extremes (positions are sorted by class)
-            keep = np.ones(first.size, dtype=bool)
-            keep[1:] = first_classes[1:] != first_classes[:-1]
-            extremes.append(first[keep])
-            scored.append(candidates)
-            scores.append(score)
-        chosen = np.unique(np.concatenate(extremes))
-        rest = np.concatenate(scored)
-        score = np.concatenate(scores)
+        """Positions (in class order) of the working set of the module docstring: each class's
+        extremes, then the violators with the largest scores
+        (:func:`mlsvm.solvers.rank_svm_decomposition_kernels.select_candidates`) to fill ``size``."""
+        chosen, rest, score = kernels.select_candidates(self.orientation, self.index, self.n_classes,
+                                                        *_contiguous(alpha, upper, gradient))
         room = size - chosen.size
         if room > 0 and rest.size:
-            positive = score > 0.0
-            rest, score = rest[positive], score[positive]
             if rest.size > room:
-                top = np.argpartition(-score, room - 1)[:room]
-                rest = rest[top]
+                rest = rest[np.argpartition(-score, room - 1)[:room]]
             chosen = np.union1d(chosen, rest)
         return chosen
+
 
 def default_working_set_size(n_pairs: int) -> int:
     """The working-set size used when none is given: ``√T`` clipped to [:data:`WORKING_SET_SIZES`].
@@ -893,11 +750,11 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
             incidence = np.zeros((n_labels, working.size))
             incidence[k_w, np.arange(working.size)] = 1.0
             incidence[l_w, np.arange(working.size)] = -1.0
-            # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l'), from the rows of K of W's instances
-            # (read once: the update of G below uses them too)
+            # H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l'); the rows of K of W's instances are
+            # gathered once for the update of G below
             instances, position = np.unique(rows_of, return_inverse=True)
             kernel_rows = gram.take(instances, axis=0)
-            hessian = kernel_rows.take(rows_of, axis=1).take(position, axis=0) * (incidence.T @ incidence)
+            hessian = kernels.working_set_hessian(gram, rows_of, k_w, l_w)
             incidence, row_labels, ground_labels = _independent_rows(incidence, labels=True)
             old = alpha[working]
             target = incidence @ old
@@ -958,10 +815,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         if linear_term + 0.5 * curvature > 1e-12 * (abs(linear_term) + curvature):
             continue                                            # an increase: keep α (a stall if it lasts)
         alpha[working] = new
-        moved = change != 0.0
-        beta_change = np.zeros((instances.size, n_labels))
-        np.add.at(beta_change, (position[moved], k_w[moved]), change[moved])
-        np.add.at(beta_change, (position[moved], l_w[moved]), -change[moved])
+        beta_change = kernels.beta_change(position, k_w, l_w, change, instances.size, n_labels)
         beta[instances] += beta_change
         # G += K[:, I] Δβ_I with the rows of K read for the Hessian (rows whose pairs did not move
         # add zero; gathering the others again would cost about what the product saves)
