@@ -573,8 +573,8 @@ def working_set_hessian(gram, rows_of, relevant, irrelevant):
     hessian = np.empty((size, size))
     for s in range(size):
         for t in range(size):
-            labels = ((relevant[s] == relevant[t]) - (relevant[s] == irrelevant[t])
-                      - (irrelevant[s] == relevant[t]) + (irrelevant[s] == irrelevant[t]))
+            labels = (int(relevant[s] == relevant[t]) - int(relevant[s] == irrelevant[t])
+                      - int(irrelevant[s] == relevant[t]) + int(irrelevant[s] == irrelevant[t]))
             hessian[s, t] = gram[rows_of[s], rows_of[t]] * labels
     return hessian
 
