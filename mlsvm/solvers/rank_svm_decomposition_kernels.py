@@ -45,7 +45,22 @@ def lu_solve(factors, pivots, rhs):
     """``x`` with ``A x = rhs`` from LAPACK's LU of A with partial pivoting (dgetrf: row k swapped with
     ``pivots[k]``, 0-based; L unit lower triangular below the diagonal, U on and above it), given as
     ``factors`` = the transpose of dgetrf's column-major array, so that each column of L and U is a
-    contiguous row here and both substitutions run column by column; rhs unchanged."""
+    contiguous row here and both substitutions run column by column; rhs unchanged.
+
+    Parameters
+    ----------
+    factors : array of shape (n, n)
+        The transpose of dgetrf's LU array of A (row j: column j of U up to the diagonal, then of L below it).
+    pivots : int array of shape (n,)
+        dgetrf's row interchanges, 0-based: row k swapped with row ``pivots[k]``.
+    rhs : array of shape (n,)
+        The right-hand side (not modified).
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+        The solution of ``A x = rhs``.
+    """
     n = factors.shape[0]
     x = rhs.copy()
     for k in range(n):
@@ -63,7 +78,18 @@ def lu_solve(factors, pivots, rhs):
 @compiled
 def pseudo_inverse(matrix):
     """Pseudo-inverse of a small symmetric PSD matrix: its symmetric part's eigenvalues below 1e-12
-    of the largest are dropped (all of them when none is positive)."""
+    of the largest are dropped (all of them when none is positive).
+
+    Parameters
+    ----------
+    matrix : array of shape (n, n)
+        The matrix, symmetric PSD up to round-off (only its symmetric part is used).
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        Its pseudo-inverse.
+    """
     n = matrix.shape[0]
     result = np.zeros((n, n))
     if n == 0:
@@ -85,7 +111,34 @@ def kkt_system(hessian, gradient, equality, old, candidate, free):
     the same with ``+εI`` / ``−εI`` on its two diagonal blocks (ε = 1e-12 max(1, max diag H_FF)),
     the right-hand side ``[−g_F − H_FB d_B; −E_B d_B]`` and ``d = candidate − old`` (its free entries
     to be solved for). H is symmetric: H_FF is read from its upper triangle (the system is exactly
-    symmetric, so LAPACK may factor its transpose) and H_FB from its rows of the values that moved."""
+    symmetric, so LAPACK may factor its transpose) and H_FB from its rows of the values that moved.
+
+    Parameters
+    ----------
+    hessian : array of shape (m, m)
+        The sub-problem's Hessian H (symmetric).
+    gradient : array of shape (m,)
+        The gradient g at ``old``.
+    equality : array of shape (rows, m)
+        The equality matrix E (``Ed = 0``).
+    old : array of shape (m,)
+        The current values.
+    candidate : array of shape (m,)
+        The values, those off ``free`` fixed (on a bound); its free entries only seed ``change``'s, solved for.
+    free : bool array of shape (m,)
+        The free set F.
+
+    Returns
+    -------
+    system : ndarray of shape (n, n)
+        ``[H_FF E_Fᵀ; E_F 0]``, n = |F| + rows.
+    regularised : ndarray of shape (n, n)
+        The same with ``+εI`` / ``−εI`` on its diagonal blocks (to be factored by LAPACK's dgetrf).
+    rhs : ndarray of shape (n,)
+        ``[−g_F − H_FB d_B; −E_B d_B]``.
+    change : ndarray of shape (m,)
+        ``d = candidate − old``; its free entries are overwritten by :func:`kkt_solve`.
+    """
     m, rows = old.size, equality.shape[0]
     change = candidate - old
     free_index = np.flatnonzero(free)
@@ -123,7 +176,32 @@ def kkt_solve(factors, pivots, system, rhs, equality, free, change):
     """Finish the equality QP from the LU ``(factors, pivots)`` (as :func:`lu_solve` takes it) of the
     regularised system of :func:`kkt_system`: the solution, two steps of iterative refinement on the unregularised
     ``system``, the least-norm correction of the equality residual on the free values when it
-    exceeds 1e-15 max(1, max|d_F|), written into ``change``'s free entries. Returns ``(d, ν)``."""
+    exceeds 1e-15 max(1, max|d_F|), written into ``change``'s free entries. Returns ``(d, ν)``.
+
+    Parameters
+    ----------
+    factors : array of shape (n, n)
+        The transpose of dgetrf's LU array of :func:`kkt_system`'s ``regularised`` (n = |F| + rows).
+    pivots : int array of shape (n,)
+        dgetrf's row interchanges, 0-based.
+    system : array of shape (n, n)
+        The unregularised KKT matrix of :func:`kkt_system`.
+    rhs : array of shape (n,)
+        The right-hand side of :func:`kkt_system`.
+    equality : array of shape (rows, m)
+        The equality matrix E.
+    free : bool array of shape (m,)
+        The free set F.
+    change : array of shape (m,)
+        :func:`kkt_system`'s ``d``; its free entries are set to the solution ``d_F`` in place.
+
+    Returns
+    -------
+    change : ndarray of shape (m,)
+        The change d (the array ``change`` given).
+    nu : ndarray of shape (rows,)
+        The multipliers ν of the equalities.
+    """
     rows = equality.shape[0]
     free_index = np.flatnonzero(free)
     size = free_index.size
@@ -162,7 +240,28 @@ def kkt_solve(factors, pivots, system, rhs, equality, free, change):
 def starting_partition(gradient, old, upper, start, from_start):
     """The active set's first partition ``(free, bound_values)``: with ``from_start``, that of
     ``start`` (free strictly inside the box, else on the bound it reaches); otherwise the bounds
-    ``old`` sits on, a value on a bound freed when its gradient points inward."""
+    ``old`` sits on, a value on a bound freed when its gradient points inward.
+
+    Parameters
+    ----------
+    gradient : array of shape (m,)
+        The gradient g at ``old``.
+    old : array of shape (m,)
+        The current values.
+    upper : array of shape (m,)
+        The upper bounds u.
+    start : array of shape (m,)
+        The starting guess (read only with ``from_start``).
+    from_start : bool
+        Partition by ``start`` rather than by the bounds ``old`` sits on.
+
+    Returns
+    -------
+    free : bool ndarray of shape (m,)
+        The free set.
+    bound_values : ndarray of shape (m,)
+        The bound (0 or ``u_t``) each value off ``free`` is fixed on.
+    """
     m = old.size
     free = np.empty(m, np.bool_)
     bound_values = np.zeros(m)
@@ -187,7 +286,34 @@ def active_set_round(hessian, gradient, equality, old, upper, change, nu, free, 
     1e-10 max(1, max|g|): singular and inconsistent, unbounded on the free set); 1 when nothing
     changes (``old + d`` is a KKT point of the sub-problem); else 2, after fixing in place the free
     values that left the box on the bound they crossed and freeing the fixed ones whose multiplier
-    has the wrong sign (beyond 1e-12 max(1, max|g|)). H is symmetric."""
+    has the wrong sign (beyond 1e-12 max(1, max|g|)). H is symmetric.
+
+    Parameters
+    ----------
+    hessian : array of shape (m, m)
+        The sub-problem's Hessian H (symmetric).
+    gradient : array of shape (m,)
+        The gradient g at ``old``.
+    equality : array of shape (rows, m)
+        The equality matrix E.
+    old : array of shape (m,)
+        The current values.
+    upper : array of shape (m,)
+        The upper bounds u.
+    change : array of shape (m,)
+        The equality QP's change d (:func:`kkt_solve`).
+    nu : array of shape (rows,)
+        The equality QP's multipliers ν.
+    free : bool array of shape (m,)
+        The free set; updated in place (status 2).
+    bound_values : array of shape (m,)
+        The bound (0 or ``u_t``) each value off ``free`` is fixed on; updated in place (status 2).
+
+    Returns
+    -------
+    int
+        0 (the answer fails a check), 1 (a KKT point) or 2 (the partition changed).
+    """
     m, rows = old.size, equality.shape[0]
     scale, top = 1.0, 1.0
     for t in range(m):
@@ -227,7 +353,22 @@ def active_set_round(hessian, gradient, equality, old, upper, change, nu, free, 
 @compiled
 def small_solve(matrix, rhs):
     """``x`` with ``A x = rhs`` for a small square A by Gaussian elimination with partial pivoting
-    (as LAPACK's dgesv); ``(x, False)`` when a column has no nonzero pivot. A and rhs unchanged."""
+    (as LAPACK's dgesv); ``(x, False)`` when a column has no nonzero pivot. A and rhs unchanged.
+
+    Parameters
+    ----------
+    matrix : array of shape (n, n)
+        The matrix A (not modified).
+    rhs : array of shape (n,)
+        The right-hand side (not modified).
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+        The solution (meaningless when ``nonsingular`` is False).
+    nonsingular : bool
+        False when elimination met a column with no nonzero pivot.
+    """
     n = matrix.shape[0]
     a, x = matrix.copy(), rhs.copy()
     for k in range(n):
@@ -259,7 +400,26 @@ def line_root(start, rate, direction, upper, slope):
     """The root ``t > 0`` of ``φ'(t) = aᵀclip(p − q t, 0, u) − sᵀe`` (``p = start``, ``q = rate``,
     ``a = direction``, ``φ'(0) = slope > 0``; see the decomposition's ``_line_root``), walking the
     breakpoints in increasing order: pair t is unclipped on one interval of t, where it adds
-    ``−a_t q_t`` to φ''."""
+    ``−a_t q_t`` to φ''.
+
+    Parameters
+    ----------
+    start : array of shape (m,)
+        ``p = old − (g + Eᵀμ)/h``, the unclipped values at ``t = 0``.
+    rate : array of shape (m,)
+        ``q = a/h``, their rate of decrease in t.
+    direction : array of shape (m,)
+        ``a = Eᵀs``, the Newton step s of the multipliers mapped to the values.
+    upper : array of shape (m,)
+        The upper bounds u.
+    slope : float
+        ``φ'(0) = sᵀ(E y(μ) − E old) > 0``.
+
+    Returns
+    -------
+    float
+        The step length ``t > 0``.
+    """
     m = start.size
     times, changes = np.empty(2 * m), np.empty(2 * m)
     events, second = 0, 0.0                     # φ'' just after 0
@@ -297,7 +457,32 @@ def separable_guess(diagonal, gradient, equality, old, upper, mu, iterations):
     root of ``E y(μ) = E old`` by at most ``iterations`` Newton steps on the concave dual (Jacobian
     ``E_F diag(1/h_F) E_Fᵀ`` over the unclipped values F plus a ridge of 1e-9 of max(1, its largest
     diagonal entry)) with the exact line search :func:`line_root`, from ``mu``; stops when the
-    equalities hold within 1e-12 max(1, max u) or the Jacobian is singular. Returns ``(y, μ)``."""
+    equalities hold within 1e-12 max(1, max u) or the Jacobian is singular. Returns ``(y, μ)``.
+
+    Parameters
+    ----------
+    diagonal : array of shape (m,)
+        The Hessian's diagonal h.
+    gradient : array of shape (m,)
+        The gradient g at ``old``.
+    equality : array of shape (rows, m)
+        The equality matrix E.
+    old : array of shape (m,)
+        The current values.
+    upper : array of shape (m,)
+        The upper bounds u.
+    mu : array of shape (rows,)
+        The starting multipliers μ (not modified).
+    iterations : int
+        Largest number of Newton steps.
+
+    Returns
+    -------
+    y : ndarray of shape (m,)
+        The guess ``y(μ)``.
+    mu : ndarray of shape (rows,)
+        The multipliers μ reached.
+    """
     rows, m = equality.shape[0], old.size
     top = 0.0
     for t in range(m):
@@ -375,7 +560,32 @@ def select_candidates(orientation, index, n_classes, alpha, upper, gradient):
     of ``I_low`` with the smallest; sorted, unique), and the violators with a positive score against
     the best partner of their class: ``I_up`` positions with ``value ≥ min(best_up, best_low)``,
     scored ``value − best_low``, then ``I_low`` ones with ``value ≤ max(best_up, best_low)``, scored
-    ``best_up − value`` (each in position order). Returns ``(extremes, violators, scores)``."""
+    ``best_up − value`` (each in position order). Returns ``(extremes, violators, scores)``.
+
+    Parameters
+    ----------
+    orientation : array of shape (p,)
+        LIBSVM's orientation ``y_t`` (±1) of each position.
+    index : int array of shape (p,)
+        The class of each position (sorted, 0 … ``n_classes − 1``).
+    n_classes : int
+        Number of classes.
+    alpha : array of shape (p,)
+        The values α.
+    upper : array of shape (p,)
+        The upper bounds u.
+    gradient : array of shape (p,)
+        The gradient g.
+
+    Returns
+    -------
+    extremes : int ndarray of shape (e,)
+        The classes' extreme positions, sorted and unique (e ≤ 2 ``n_classes``).
+    violators : int ndarray of shape (v,)
+        The violators' positions, ``I_up`` ones first.
+    scores : ndarray of shape (v,)
+        Their scores (> 0).
+    """
     size = alpha.size
     value = np.empty(size)
     up, low = np.empty(size, np.bool_), np.empty(size, np.bool_)
@@ -422,7 +632,20 @@ def label_components(incidence):
     """For a label incidence matrix (labels × pairs): the labels touched that are not the first
     (smallest) label of their connected component in the label graph (two labels joined when a
     column is nonzero on both), in increasing order, and the first label of each one's component.
-    Returns ``(labels, first_labels)``."""
+    Returns ``(labels, first_labels)``.
+
+    Parameters
+    ----------
+    incidence : array of shape (Q, m)
+        The label incidence matrix of a working set (each column a +1 and a −1).
+
+    Returns
+    -------
+    labels : int ndarray of shape (c,)
+        The labels touched that are not the first of their component, increasing.
+    first_labels : int ndarray of shape (c,)
+        The first label of each one's component.
+    """
     n_labels, n_pairs = incidence.shape
     parent = np.arange(n_labels)                # union-find; a root is its component's smallest label
     touched = np.zeros(n_labels, np.bool_)
@@ -455,7 +678,20 @@ def label_components(incidence):
 def cholesky_solve(factor, rhs):
     """``x`` with ``L Lᵀ x = rhs`` from LAPACK's lower Cholesky factor (dpotrf), given as ``factor`` =
     the transpose of dpotrf's column-major array (row j holds column j of L from the diagonal on;
-    the other entries are not read); rhs unchanged."""
+    the other entries are not read); rhs unchanged.
+
+    Parameters
+    ----------
+    factor : array of shape (n, n)
+        The transpose of dpotrf's array of the lower factor L (row j: column j of L from the diagonal on).
+    rhs : array of shape (n,)
+        The right-hand side (not modified).
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+        The solution of ``L Lᵀ x = rhs``.
+    """
     n = factor.shape[0]
     x = rhs.copy()
     for j in range(n):                          # L z = rhs, column by column
@@ -473,7 +709,20 @@ def cholesky_solve(factor, rhs):
 @compiled
 def small_cholesky(matrix):
     """Lower Cholesky factor of a small symmetric matrix; ``(L, False)`` when a pivot is not positive
-    (as LAPACK's dpotrf fails)."""
+    (as LAPACK's dpotrf fails).
+
+    Parameters
+    ----------
+    matrix : array of shape (n, n)
+        The symmetric matrix (its lower triangle is read).
+
+    Returns
+    -------
+    lower : ndarray of shape (n, n)
+        The lower factor L (incomplete when ``definite`` is False).
+    definite : bool
+        False when a pivot is not positive.
+    """
     n = matrix.shape[0]
     lower = np.zeros((n, n))
     for j in range(n):
@@ -541,7 +790,40 @@ def interior_point_step(factor, m_inv_et, equality, y, slack, lower_mult, upper_
     complement ``E M⁻¹ Eᵀ`` is factored by Cholesky, or inverted on its range (:func:`pseudo_inverse`)
     when round-off makes that fail; the affine direction's step lengths give ``σ = (μ_aff/μ)³``; the
     corrected direction is taken with 0.995 of the largest step keeping every value and multiplier
-    positive. Returns the new ``(y, slack, z_lower, z_upper, ν)``."""
+    positive. Returns the new ``(y, slack, z_lower, z_upper, ν)``.
+
+    Parameters
+    ----------
+    factor : array of shape (m, m)
+        The transpose of dpotrf's array of M's lower Cholesky factor.
+    m_inv_et : array of shape (rows, m)
+        ``(M⁻¹Eᵀ)ᵀ``.
+    equality : array of shape (rows, m)
+        The equality matrix E.
+    y : array of shape (m,)
+        The values y (0 < y < u).
+    slack : array of shape (m,)
+        The slacks ``u − y`` (> 0).
+    lower_mult : array of shape (m,)
+        The multipliers ``z_lower`` of ``y ≥ 0`` (> 0).
+    upper_mult : array of shape (m,)
+        The multipliers ``z_upper`` of ``y ≤ u`` (> 0).
+    nu : array of shape (rows,)
+        The multipliers ν of ``Ey = e``.
+    dual_residual : array of shape (m,)
+        ``Hy + c + Eᵀν − z_lower + z_upper`` (:func:`interior_point_residuals`).
+    primal_residual : array of shape (rows,)
+        ``Ey − e``.
+    mu : float
+        The complementarity measure μ.
+
+    Returns
+    -------
+    y, slack, lower_mult, upper_mult : ndarray of shape (m,)
+        The new values, slacks and multipliers ``z_lower``, ``z_upper`` (new arrays; the inputs are not modified).
+    nu : ndarray of shape (rows,)
+        The new multipliers ν.
+    """
     m, rows = y.size, equality.shape[0]
     schur = np.dot(equality, m_inv_et.T)
     schur_factor, schur_definite = small_cholesky(schur)
@@ -568,7 +850,24 @@ def interior_point_step(factor, m_inv_et, equality, y, slack, lower_mult, upper_
 @compiled
 def working_set_hessian(gram, rows_of, relevant, irrelevant):
     """The sub-problem's Hessian ``H_st = K(x_i, x_j) (e_k − e_l)ᵀ(e_k' − e_l')`` for the pairs
-    ``(i, k, l)`` given by their instance rows, relevant and irrelevant labels."""
+    ``(i, k, l)`` given by their instance rows, relevant and irrelevant labels.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        The Gram matrix K of the instances.
+    rows_of : int array of shape (m,)
+        The instance i (row of K) of each pair.
+    relevant : int array of shape (m,)
+        The relevant label k of each pair.
+    irrelevant : int array of shape (m,)
+        The irrelevant label l of each pair.
+
+    Returns
+    -------
+    ndarray of shape (m, m)
+        The Hessian H.
+    """
     size = rows_of.size
     hessian = np.empty((size, size))
     for s in range(size):
@@ -582,7 +881,28 @@ def working_set_hessian(gram, rows_of, relevant, irrelevant):
 @compiled
 def beta_change(position, relevant, irrelevant, change, n_instances, n_labels):
     """``Δβ`` on the working set's instances: ``+Δα_t`` at (instance, relevant label) and ``−Δα_t`` at
-    (instance, irrelevant label) of every pair t that moved (``position``: its instance's row)."""
+    (instance, irrelevant label) of every pair t that moved (``position``: its instance's row).
+
+    Parameters
+    ----------
+    position : int array of shape (m,)
+        Each pair's instance as a row of the result (0 … ``n_instances − 1``).
+    relevant : int array of shape (m,)
+        The relevant label k of each pair.
+    irrelevant : int array of shape (m,)
+        The irrelevant label l of each pair.
+    change : array of shape (m,)
+        The change Δα of each pair.
+    n_instances : int
+        Number of the working set's instances.
+    n_labels : int
+        Number of labels Q.
+
+    Returns
+    -------
+    ndarray of shape (n_instances, n_labels)
+        Δβ on those instances.
+    """
     result = np.zeros((n_instances, n_labels))
     for t in range(change.size):
         if change[t] != 0.0:
@@ -597,7 +917,44 @@ def beta_change(position, relevant, irrelevant, change, n_instances, n_labels):
 def interior_point_residuals(hessian, linear, equality, target, y, slack, lower_mult, upper_mult, nu):
     """At an iterate of the decomposition's ``_subproblem``: the residuals ``Hy + c + Eᵀν − z_lower +
     z_upper`` and ``Ey − e``, μ = ``(yᵀz_lower + slackᵀz_upper)/(2m)``, the residuals' largest
-    magnitudes (NaN if one is), and the Newton matrix ``M = H + diag(z_lower/y + z_upper/slack)``."""
+    magnitudes (NaN if one is), and the Newton matrix ``M = H + diag(z_lower/y + z_upper/slack)``.
+
+    Parameters
+    ----------
+    hessian : array of shape (m, m)
+        The Hessian H (symmetric).
+    linear : array of shape (m,)
+        The linear term c.
+    equality : array of shape (rows, m)
+        The equality matrix E.
+    target : array of shape (rows,)
+        The right-hand side e of ``Ey = e``.
+    y : array of shape (m,)
+        The values y (0 < y < u).
+    slack : array of shape (m,)
+        The slacks ``u − y`` (> 0).
+    lower_mult : array of shape (m,)
+        The multipliers ``z_lower`` of ``y ≥ 0`` (> 0).
+    upper_mult : array of shape (m,)
+        The multipliers ``z_upper`` of ``y ≤ u`` (> 0).
+    nu : array of shape (rows,)
+        The multipliers ν of ``Ey = e``.
+
+    Returns
+    -------
+    dual_residual : ndarray of shape (m,)
+        ``Hy + c + Eᵀν − z_lower + z_upper``.
+    primal_residual : ndarray of shape (rows,)
+        ``Ey − e``.
+    mu : float
+        μ.
+    largest_dual : float
+        The largest magnitude of ``dual_residual`` (NaN if one is).
+    largest_primal : float
+        The largest magnitude of ``primal_residual`` (NaN if one is).
+    system : ndarray of shape (m, m)
+        The Newton matrix M.
+    """
     m = y.size
     dual_residual = np.dot(hessian, y) + linear + np.dot(nu, equality) - lower_mult + upper_mult
     primal_residual = np.dot(equality, y) - target
