@@ -26,19 +26,23 @@ block in turn (the smaller side: rows ``k ∈ Y_i`` or columns ``l ∈ Ȳ_i``) �
 is ``α_new = clip(α + (z_l − z_k)/a − S, 0, u)`` with the scalar ``S = Σ(α_new − α)``, the root of a
 decreasing piecewise-linear function, found exactly from its sorted breakpoints
 (:func:`_line_minimum`) — updating ``z`` after each line, then ``W += x_i Δβ_iᵀ`` and ``s += Δβ_i``.
-A pass is a Python loop over the instances, not over the pairs.
+A pass over the instances is one compiled function (:func:`_bcd_pass`, through
+:func:`mlsvm.solvers.compiled.compiled`) on the CSR arrays; it reports the largest violation it
+saw at its visits (before each update).
 
-Every pass ends with a full check: ``W`` and ``s`` are recomputed from α (no drift), every pair's
-gradient is gathered from ``XW`` (``O(nnz(X)·Q + T)``), the projected-gradient violation decides
-whether the inner problem is solved (below ``inner_tol``), and shrinking: an instance whose pairs
-all sit on a bound with the gradient pushing outward by more than :data:`SHRINK_MARGIN` times the
-violation is skipped until the next check that finds the shrunk problem solved (then all return).
+A full check follows a pass that saw no violation above ``inner_tol``, and otherwise every
+:data:`CHECK_EVERY` passes: ``W`` and ``s`` are recomputed from α (no drift), every pair's
+gradient is gathered from ``XW`` (``O(nnz(X)·Q + T)``), the projected-gradient violation over all
+pairs decides whether the inner problem is solved (below ``inner_tol``; only the check ends an
+inner solve), and shrinking: an instance whose pairs all sit on a bound with the gradient pushing
+outward by more than :data:`SHRINK_MARGIN` times the violation is skipped until the next check
+that finds the shrunk problem solved (then all return).
 
 Stopping rule (exact, stated): as :func:`mlsvm.solvers.rank_svm_alm.proximal_alm`: relative
 duality gap at ``b = ν`` and the equality violation ``‖s‖∞ / max(1, ‖u‖∞)`` both ``≤ tol``, then
 the point with its equality violation removed (:func:`mlsvm.formulations.rank_svm.restore_equalities`)
-is graded by :func:`mlsvm.formulations.rank_svm.evaluate` — biases ν, and the primal-optimal biases
-of :func:`mlsvm.solvers.rank_svm_decomposition.certified_biases` if ν fails — and the run stops when
+is graded by :func:`mlsvm.formulations.rank_svm.evaluate` — biases ν, and only if ν fails the
+primal-optimal biases of :func:`mlsvm.solvers.rank_svm_decomposition.certified_biases` — and the run stops when
 that relative gap and every scaled KKT residual are ``≤ tol``. Reaching ``max_iter`` passes warns
 with the value reached. Memory ``O(T + nnz(X) + dQ + nQ)``: no n × n matrix.
 """
