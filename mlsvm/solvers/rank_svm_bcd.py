@@ -26,19 +26,23 @@ block in turn (the smaller side: rows ``k ∈ Y_i`` or columns ``l ∈ Ȳ_i``) �
 is ``α_new = clip(α + (z_l − z_k)/a − S, 0, u)`` with the scalar ``S = Σ(α_new − α)``, the root of a
 decreasing piecewise-linear function, found exactly from its sorted breakpoints
 (:func:`_line_minimum`) — updating ``z`` after each line, then ``W += x_i Δβ_iᵀ`` and ``s += Δβ_i``.
-A pass is a Python loop over the instances, not over the pairs.
+A pass over the instances is one compiled function (:func:`_bcd_pass`, through
+:func:`mlsvm.solvers.compiled.compiled`) on the CSR arrays; it reports the largest violation it
+saw at its visits (before each update).
 
-Every pass ends with a full check: ``W`` and ``s`` are recomputed from α (no drift), every pair's
-gradient is gathered from ``XW`` (``O(nnz(X)·Q + T)``), the projected-gradient violation decides
-whether the inner problem is solved (below ``inner_tol``), and shrinking: an instance whose pairs
-all sit on a bound with the gradient pushing outward by more than :data:`SHRINK_MARGIN` times the
-violation is skipped until the next check that finds the shrunk problem solved (then all return).
+A full check follows a pass that saw no violation above ``inner_tol``, and otherwise every
+:data:`CHECK_EVERY` passes: ``W`` and ``s`` are recomputed from α (no drift), every pair's
+gradient is gathered from ``XW`` (``O(nnz(X)·Q + T)``), the projected-gradient violation over all
+pairs decides whether the inner problem is solved (below ``inner_tol``; only the check ends an
+inner solve), and shrinking: an instance whose pairs all sit on a bound with the gradient pushing
+outward by more than :data:`SHRINK_MARGIN` times the violation is skipped until the next check
+that finds the shrunk problem solved (then all return).
 
 Stopping rule (exact, stated): as :func:`mlsvm.solvers.rank_svm_alm.proximal_alm`: relative
 duality gap at ``b = ν`` and the equality violation ``‖s‖∞ / max(1, ‖u‖∞)`` both ``≤ tol``, then
 the point with its equality violation removed (:func:`mlsvm.formulations.rank_svm.restore_equalities`)
-is graded by :func:`mlsvm.formulations.rank_svm.evaluate` — biases ν, and the primal-optimal biases
-of :func:`mlsvm.solvers.rank_svm_decomposition.certified_biases` if ν fails — and the run stops when
+is graded by :func:`mlsvm.formulations.rank_svm.evaluate` — biases ν, and only if ν fails the
+primal-optimal biases of :func:`mlsvm.solvers.rank_svm_decomposition.certified_biases` — and the run stops when
 that relative gap and every scaled KKT residual are ``≤ tol``. Reaching ``max_iter`` passes warns
 with the value reached. Memory ``O(T + nnz(X) + dQ + nQ)``: no n × n matrix.
 """
@@ -51,6 +55,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities
+from mlsvm.solvers.compiled import compiled
 from mlsvm.solvers.rank_svm_alm import MultiplierSchedule
 from mlsvm.solvers.rank_svm_decomposition import certified_biases
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
@@ -68,33 +73,46 @@ STALL_WINDOW = 20
 SKIP = 0.1
 #: the first penalty ρ, as a multiple of mean ‖x_i − m‖²
 RHO_START = 0.1
+#: passes between full checks while the passes themselves still see violations above the inner tolerance
+CHECK_EVERY = 10
 
 
+@compiled
 def _line_minimum(p: np.ndarray, upper: float, total: float) -> np.ndarray:
     """``clip(p − S, 0, u)`` with ``S`` the root of ``F(S) = Σ clip(p − S, 0, u) − total − S``
     (decreasing, piecewise linear with breakpoints ``p`` and ``p − u``). Newton's method from
     ``S = 0`` first (exact once the clipped set stops changing: near the solution a line moves
     little, one or two steps); if it has not settled in three steps, exactly from the sorted breakpoints."""
+    m = p.size
     root = 0.0
     for _ in range(3):
-        shifted = p - root
-        inside = (shifted > 0.0) & (shifted < upper)
-        n_inside = int(np.count_nonzero(inside))
-        # F is linear with slope −(1 + n_inside) on the piece around the current root
-        new_root = (upper * np.count_nonzero(shifted >= upper) + float(p[inside].sum()) - total) / (1.0 + n_inside)
-        check = p - new_root
-        if np.array_equal((check > 0.0) & (check < upper), inside) and \
-                np.array_equal(check >= upper, shifted >= upper):
-            return np.clip(check, 0.0, upper)
+        # F is linear with slope −(1 + inside) on the piece around the current root
+        inside, at_upper, inside_sum = 0, 0, 0.0
+        for j in range(m):
+            shifted = p[j] - root
+            if shifted >= upper:
+                at_upper += 1
+            elif shifted > 0.0:
+                inside += 1
+                inside_sum += p[j]
+        new_root = (upper * at_upper + inside_sum - total) / (1.0 + inside)
+        settled = True
+        for j in range(m):
+            before, after = p[j] - root, p[j] - new_root
+            if (before >= upper) != (after >= upper) or (before > 0.0) != (after > 0.0):
+                settled = False
+                break
+        if settled:
+            return np.minimum(np.maximum(p - new_root, 0.0), upper)
         root = new_root
     ps = np.sort(p)
-    prefix = np.concatenate(([0.0], np.cumsum(ps)))
-    m = ps.size
+    prefix = np.zeros(m + 1)
+    prefix[1:] = np.cumsum(ps)
     breaks = np.sort(np.concatenate((ps - upper, ps)))
     below = np.searchsorted(ps, breaks, side="right")            # p ≤ S: 0
     full = np.searchsorted(ps, breaks + upper, side="left")       # p < S + u: not u
     value = upper * (m - full) + (prefix[full] - prefix[below]) - breaks * (full - below) - total - breaks
-    k = int(np.searchsorted(-value, 0.0, side="right"))          # value is decreasing: first index < 0
+    k = np.searchsorted(-value, 0.0, side="right")               # value is decreasing: first index < 0
     if k == 0:      # root below every breakpoint: all at u
         root = upper * m - total
     elif k == breaks.size:   # above every breakpoint: all at 0
@@ -103,31 +121,119 @@ def _line_minimum(p: np.ndarray, upper: float, total: float) -> np.ndarray:
         left, right = breaks[k - 1], breaks[k]
         v_left, v_right = value[k - 1], value[k]
         root = left + v_left * (right - left) / (v_left - v_right) if v_left > v_right else left
-    return np.clip(p - root, 0.0, upper)
+    return np.minimum(np.maximum(p - root, 0.0), upper)
+
+
+@compiled
+def _bcd_pass(order, indptr, indices, data, W, s, shift, alpha, start, positive, positive_start,
+              negative, negative_start, upper, squares, products, mean_square, rho, skip, violation):
+    """One pass of block coordinate descent over the instances in ``order`` (module docstring),
+    updating ``alpha``, ``W``, ``s`` and ``shift`` (``ν + ρs − Wᵀm``) in place. ``violation[i]``
+    receives instance i's largest projected-gradient violation as found at its visit (before
+    its update); a visit with none above ``skip`` changes nothing. Returns the pass's largest."""
+    q = s.size
+    z = np.empty(q)
+    dbeta = np.empty(q)
+    largest = 0.0
+    for i in order:
+        a0, a1 = indptr[i], indptr[i + 1]
+        pos = positive[positive_start[i]:positive_start[i + 1]]
+        neg = negative[negative_start[i]:negative_start[i + 1]]
+        u, t0, n_neg = upper[i], start[i], neg.size
+        # z = W_cᵀ(x_i − m) + ν + ρs − e_{Y_i}, the gradient of L in β_i
+        offset = products[i] - mean_square
+        for label in range(q):
+            z[label] = shift[label] - offset * s[label]
+        for j in range(a0, a1):
+            feature, value = indices[j], data[j]
+            for label in range(q):
+                z[label] += value * W[feature, label]
+        for k in pos:
+            z[k] -= 1.0
+        worst = 0.0
+        for r in range(pos.size):
+            for c in range(n_neg):
+                g = z[pos[r]] - z[neg[c]]
+                a_rc = alpha[t0 + r * n_neg + c]
+                v = -g if a_rc <= 0.0 else (g if a_rc >= u else abs(g))
+                worst = max(worst, v)
+        violation[i] = worst
+        largest = max(largest, worst)
+        if worst <= skip:
+            continue
+        a = squares[i] + rho
+        dbeta[:] = 0.0
+        if pos.size <= n_neg:     # the block's rows: pairs (k, ·) of one relevant label k
+            for r in range(pos.size):
+                k = pos[r]
+                row = alpha[t0 + r * n_neg:t0 + (r + 1) * n_neg]
+                new = _line_minimum(row + (z[neg] - z[k]) / a, u, row.sum())
+                for c in range(n_neg):
+                    delta = new[c] - row[c]
+                    row[c] = new[c]
+                    z[k] += a * delta
+                    z[neg[c]] -= a * delta
+                    dbeta[k] += delta
+                    dbeta[neg[c]] -= delta
+        else:                     # the block's columns: pairs (·, l) of one irrelevant label l
+            n_pos = pos.size
+            for c in range(n_neg):
+                l = neg[c]
+                column = np.empty(n_pos)
+                for r in range(n_pos):
+                    column[r] = alpha[t0 + r * n_neg + c]
+                new = _line_minimum(column + (z[l] - z[pos]) / a, u, column.sum())
+                for r in range(n_pos):
+                    delta = new[r] - column[r]
+                    alpha[t0 + r * n_neg + c] = new[r]
+                    z[l] -= a * delta
+                    z[pos[r]] += a * delta
+                    dbeta[l] -= delta
+                    dbeta[pos[r]] += delta
+        # W += x_i Δβᵀ, s += Δβ; Wᵀm changes by Δβ x_iᵀm
+        for j in range(a0, a1):
+            feature, value = indices[j], data[j]
+            for label in range(q):
+                W[feature, label] += value * dbeta[label]
+        for label in range(q):
+            s[label] += dbeta[label]
+            shift[label] += (rho - products[i]) * dbeta[label]
+    return largest
 
 
 class _Blocks:
-    """Per instance: its pair slice, relevant and irrelevant labels, bound u_i and ‖x_i‖²."""
+    """Per instance i (arrays for the compiled pass): its pairs ``start[i]:start[i + 1]`` in
+    row-major ``|Y_i| × |Ȳ_i|`` order, its relevant labels ``positive[positive_start[i]:positive_start[i + 1]]``,
+    its irrelevant ones likewise, and its bound ``upper[i]``; ``instances`` are those with pairs."""
 
     def __init__(self, problem: RankSVMProblem):
         pairs = problem.pairs
-        offsets = pairs.offsets
-        self.instances = [i for i in range(problem.n_samples) if offsets[i + 1] > offsets[i]]
+        offsets = np.asarray(pairs.offsets, dtype=np.int64)
+        n = problem.n_samples
         self.start = offsets
-        self.positive, self.negative = {}, {}
+        self.instances = np.flatnonzero(np.diff(offsets) > 0)
+        positive, negative = [], []
+        n_positive, n_negative = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        self.upper = np.zeros(n)
         for i in self.instances:
             a, b = offsets[i], offsets[i + 1]
             m = int(np.sum(pairs.relevant[a:b] == pairs.relevant[a]))   # |Ȳ_i|: the first row's length
-            self.negative[i] = pairs.irrelevant[a:a + m].copy()
-            self.positive[i] = pairs.relevant[a:b:m].copy()
-        self.upper = {i: float(problem.upper[offsets[i]]) for i in self.instances}
+            negative.append(pairs.irrelevant[a:a + m])
+            positive.append(pairs.relevant[a:b:m])
+            n_positive[i], n_negative[i] = (b - a) // m, m
+            self.upper[i] = problem.upper[a]
+        def flat(parts, counts):
+            return (np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64),
+                    np.concatenate(([0], np.cumsum(counts))).astype(np.int64))
+        self.positive, self.positive_start = flat(positive, n_positive)
+        self.negative, self.negative_start = flat(negative, n_negative)
 
 
 def _check(problem, X, centre, alpha, nu, rho):
     """``β``, ``W = Xᵀβ``, ``s``, ``Wᵀm`` recomputed from α, the centred weights' squared norm and
     every pair's gradient of ``L`` (scores ``X_c W_c = XW − 1(Wᵀm)ᵀ − (Xm − ‖m‖²)sᵀ``)."""
     beta = problem.scatter(alpha)
-    W = np.asarray(X.T @ beta)
+    W = np.ascontiguousarray(X.T @ beta, dtype=np.float64)
     s = beta.sum(axis=0)
     projected = beta.T @ centre.products    # Wᵀm = βᵀ(Xm)
     scores = (np.asarray(X @ W) - projected[None, :] - np.outer(centre.products - centre.square, s)
@@ -183,7 +289,8 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
                          "L with K = LLᵀ (factor=...)")
     X = X.tocsr() if sp.issparse(X) else sp.csr_matrix(np.asarray(X, dtype=np.float64))
     X.sort_indices()
-    indptr, indices, data = X.indptr, X.indices, X.data
+    indptr, indices = X.indptr.astype(np.int64), X.indices.astype(np.int64)
+    data = np.asarray(X.data, dtype=np.float64)
     upper = problem.upper
     blocks = _Blocks(problem)
     centre = _Centre(X)
@@ -197,69 +304,40 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
     scale = max(1.0, float(np.max(upper)))
     history = {"passes": [], "stop_value": [], "relative_gap": [], "equality_violation": []}
     inner_tol = 1e-1 * scale
-    active = np.asarray(blocks.instances)
+    active = blocks.instances
+    visit_violation = np.zeros(problem.n_samples)
+    last_check = 0
     rng = np.random.default_rng(0)   # a fixed order per pass (reproducible), shuffled as LIBLINEAR does
     beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
+    shift = nu + rho * s - projected   # z's per-label part, kept by the passes; the s·(x_iᵀm − ‖m‖²) part in the pass
     stop_value, converged, stalled = np.inf, False, False
     n_pass, point, n_outer = 0, None, 0
     schedule = MultiplierSchedule(STALL_WINDOW, RHO_CAP * mean_square)
     while n_pass < max_iter:
-        # ---- one pass of block coordinate descent over the active instances
+        # ---- one pass of block coordinate descent over the active instances (compiled)
         n_pass += 1
-        shift = nu + rho * s - projected      # the per-label part of z; the s·(x_iᵀm − ‖m‖²) part below
-        skip = SKIP * inner_tol
-        for i in rng.permutation(active):
-            a0, a1 = indptr[i], indptr[i + 1]
-            idx, val = indices[a0:a1], data[a0:a1]
-            z = val @ W[idx] + shift - (centre.products[i] - centre.square) * s
-            pos, neg, u = blocks.positive[i], blocks.negative[i], blocks.upper[i]
-            z[pos] -= 1.0
-            t0, t1 = blocks.start[i], blocks.start[i + 1]
-            block = alpha[t0:t1].reshape(pos.size, neg.size)
-            # the block's pairs already within SKIP · inner_tol of optimal are left alone
-            pair_gradient = z[pos][:, None] - z[neg][None, :]
-            if not np.any(np.where(block <= 0.0, -pair_gradient, np.where(block >= u, pair_gradient,
-                                                                           np.abs(pair_gradient))) > skip):
-                continue
-            a = squares[i] + rho
-            old = block.copy()
-            if pos.size <= neg.size:
-                for r in range(pos.size):
-                    row = block[r]
-                    new = _line_minimum(row + (z[neg] - z[pos[r]]) / a, u, float(row.sum()))
-                    delta = new - row
-                    block[r] = new
-                    z[pos[r]] += a * delta.sum()
-                    z[neg] -= a * delta
-            else:
-                for c in range(neg.size):
-                    col = block[:, c]
-                    new = _line_minimum(col + (z[neg[c]] - z[pos]) / a, u, float(col.sum()))
-                    delta = new - col
-                    block[:, c] = new
-                    z[neg[c]] -= a * delta.sum()
-                    z[pos] += a * delta
-            change = block - old
-            dbeta = np.zeros(q)
-            dbeta[pos] = change.sum(axis=1)
-            dbeta[neg] = -change.sum(axis=0)
-            W[idx] += val[:, None] * dbeta[None, :]
-            s += dbeta
-            shift += rho * dbeta - centre.products[i] * dbeta     # Wᵀm changes by Δβ x_iᵀm
+        largest = _bcd_pass(rng.permutation(active), indptr, indices, data, W, s, shift, alpha, blocks.start,
+                            blocks.positive, blocks.positive_start, blocks.negative, blocks.negative_start,
+                            blocks.upper, squares, centre.products, centre.square, rho, SKIP * inner_tol,
+                            visit_violation)
+        if largest > inner_tol and n_pass - last_check < CHECK_EVERY:
+            continue   # the pass itself still saw violations above the inner tolerance
+        last_check = n_pass
         # ---- full check: exact W, s and gradients; inner convergence; shrinking
         beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
+        shift = nu + rho * s - projected   # z's per-label part, kept by the passes; the s·(x_iᵀm − ‖m‖²) part in the pass
         violation_per_pair = _violation(alpha, upper, gradient)
         inner = float(np.max(violation_per_pair))
         if inner > inner_tol:
             # shrink: instances all of whose pairs are at a bound, pushed outward by a margin
             outward = np.where(alpha <= 0.0, gradient, np.where(alpha >= upper, -gradient, -np.inf))
             settled = np.minimum.reduceat(outward > SHRINK_MARGIN * inner, blocks.start[:-1][blocks.instances]) \
-                if blocks.instances else np.zeros(0, bool)
+                if blocks.instances.size else np.zeros(0, bool)
             settled = settled.astype(bool)
-            kept = np.asarray(blocks.instances)[~settled]
-            active = kept if kept.size else np.asarray(blocks.instances)
+            kept = blocks.instances[~settled]
+            active = kept if kept.size else blocks.instances
             continue
-        active = np.asarray(blocks.instances)
+        active = blocks.instances
         # ---- multiplier update
         n_outer += 1
         nu = nu + rho * s
@@ -271,7 +349,7 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         stop_value = max(abs(gap), violation / scale)
         point = ({"beta": beta, "b": nu - projected - np.mean(nu - projected)}, {"alpha": alpha})
         if stop_value <= tol:
-            stop_value, point = _certify(problem, alpha, nu, centre)
+            stop_value, point = _certify(problem, alpha, nu, centre, tol)
             converged = stop_value <= tol
         for key, value in zip(history, (n_pass, stop_value, gap, violation)):
             history[key].append(value)
@@ -285,6 +363,7 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         rho = schedule.penalty(rho, violation)
         inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(gap), violation / scale) * scale), 1e-14)
         beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
+        shift = nu + rho * s - projected   # z's per-label part, kept by the passes; the s·(x_iᵀm − ‖m‖²) part in the pass
     if stalled:
         warn_stalled("instance BCD", STOP_RULE, stop_value, float("nan"), tol)
     elif not converged:
@@ -306,11 +385,14 @@ def _returned_point(problem, alpha, nu, centre):
     return {"beta": beta, "b": b - b.mean()}, {"alpha": alpha}
 
 
-def _certify(problem, alpha, nu, centre):
-    """Grade the point as the fit report will: biases ν (uncentred), else the primal-optimal biases for this w."""
+def _certify(problem, alpha, nu, centre, tol):
+    """Grade the point as the fit report will: biases ν (uncentred); if they fail ``tol``, also the
+    primal-optimal biases for this w (an LP), and return the better of the two."""
     point = _returned_point(problem, alpha, nu, centre)
     certificate = evaluate(problem, *point)
     value = max(abs(certificate.relative_gap), certificate.max_kkt)
+    if value <= tol:
+        return value, point
     # the plain dual gradient (without the multiplier terms) at the restored α
     restored = point[1]["alpha"]
     plain = problem.gather(problem.kernel_times(problem.scatter(restored))) - 1.0
