@@ -131,7 +131,7 @@ def kkt_system(hessian, gradient, equality, old, candidate, free):
     Returns
     -------
     system : ndarray of shape (n, n)
-        ``[H_FF E_Fᵀ; E_F 0]``, n = |F| + rows.
+        ``[H_FF E_Fᵀ; E_F 0]``, ``n = |F| + rows``.
     regularised : ndarray of shape (n, n)
         The same with ``+εI`` / ``−εI`` on its diagonal blocks (to be factored by LAPACK's dgetrf).
     rhs : ndarray of shape (n,)
@@ -181,7 +181,7 @@ def kkt_solve(factors, pivots, system, rhs, equality, free, change):
     Parameters
     ----------
     factors : array of shape (n, n)
-        The transpose of dgetrf's LU array of :func:`kkt_system`'s ``regularised`` (n = |F| + rows).
+        The transpose of dgetrf's LU array of :func:`kkt_system`'s ``regularised`` (``n = |F| + rows``).
     pivots : int array of shape (n,)
         dgetrf's row interchanges, 0-based.
     system : array of shape (n, n)
