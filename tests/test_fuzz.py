@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 
 import mlsvm
+import mlsvm.datasets
 from mlsvm.estimators.ovn import UncenteredDataWarning
 from mlsvm.solvers.cvxpy_tools import GroundTruthError
 
@@ -161,6 +162,23 @@ def _check_draw(cls, data):
     else:
         assert any(issubclass(w.category, ConvergenceWarning) for w in caught), \
             f"converged=False without a ConvergenceWarning ({params})"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_loops_ready():
+    """The first call of a compiled loop compiles it or loads its cached machine code (up to ~30 s,
+    once per installation: docs/compiled.md). TIME_BOUND bounds a fit on hostile input, not numba's
+    compiler, so every route with compiled loops is fitted once on a small ordinary problem first
+    (their argument types do not depend on the input: the solvers convert it)."""
+    data = mlsvm.datasets.make_multilabel(40, 4, 3, random_state=0)
+    X, y = sp.csr_matrix(data.X), data.Y.argmax(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mlsvm.RankSVM(kernel="rbf", solver="decomposition").fit(data.X, data.Y)
+        mlsvm.RankSVM(kernel="linear", solver="bcd").fit(X, data.Y)
+        for solver in ("fast", "greedy"):
+            mlsvm.SMSVM(solver=solver, d_max=4).fit(data.X, y)
+            mlsvm.SM3L(solver=solver, d_max=4).fit(data.X, data.Y)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=[cls.__name__ for cls in ESTIMATORS])
