@@ -981,7 +981,7 @@ class _Waterfill:
             # only stationarity in w misses tol. In factor mode the label's coefficients and its
             # representative α∘y/(2μ_k) are the same w_k up to the Gram matrix's null space, and the
             # Gram-form norm sqrt(rᵀKr) of a residual r in that null space is a round-off floor
-            # ~ sqrt(eps)·‖r‖ (measured 3.5e-8 with ‖Kr‖ = 1.6e-14): grade the representative of w_k
+            # ~ sqrt(eps)·‖r‖ (docs/rank_binary.md, "Known limits"): grade the representative of w_k
             # built from α as well and keep the better point
             from_alpha = coef.copy()
             for k in self.active:
