@@ -175,13 +175,9 @@ def minimize_piecewise_quadratic(a, b, u, e, weight: float):
     shape = np.broadcast_shapes(a.shape, b.shape, u.shape[:-1], e.shape[:-1])
     m = np.broadcast_shapes(u.shape[-1:], e.shape[-1:])[0]
     count = int(np.prod(shape))
-    U = np.ascontiguousarray(np.broadcast_to(u, shape + (m,)).reshape(count, m))
-    E = np.ascontiguousarray(np.broadcast_to(e, shape + (m,)).reshape(count, m))
-    A = np.ascontiguousarray(np.broadcast_to(a, shape).ravel())
-    B = np.ascontiguousarray(np.broadcast_to(b, shape).ravel())
-    t, decrease = np.zeros(count), np.zeros(count)
-    if count:
-        _minimise_rows(A, B, U, E, float(weight), t, decrease)
+    U = np.broadcast_to(u, shape + (m,)).reshape(count, m)
+    E = np.broadcast_to(e, shape + (m,)).reshape(count, m)
+    t, _ = minimize_with_decrease(np.broadcast_to(a, shape).ravel(), np.broadcast_to(b, shape).ravel(), U, E, weight)
     return t.reshape(shape) if shape else float(t[0])
 
 
