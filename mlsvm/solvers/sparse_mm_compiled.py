@@ -25,8 +25,7 @@ def _smsvm_gains(margins, label, columns, K_jj, own_scores, curvature, lam, R_in
     n, k = margins.shape
     count = columns.shape[0]
     size = n * max(k - 1, 1)
-    u, e = np.empty(size), np.empty(size)
-    flags = np.empty(size, dtype=np.bool_)
+    u, e, ones, everything = np.empty(size), np.empty(size), np.ones(size), np.arange(size)
     listed_u, listed_e, breaks = np.empty(size), np.empty(size), np.empty(size)
     for c in range(count):
         for r in range(k):
@@ -46,9 +45,9 @@ def _smsvm_gains(margins, label, columns, K_jj, own_scores, curvature, lam, R_in
             b = 0.0
             for q in range(k):        # λ (F_j R⁻¹)_r at the candidate's own row as it moves
                 b += own_scores[c, q] * R_inv[r, q]
-            eu, ee, rising = _active_sums(u[:m], e[:m])
-            t, gain = _exact_minimiser(curvature[r] * K_jj[c], lam * b, u[:m], e[:m], weight, eu, ee, rising,
-                                       flags, listed_u, listed_e, breaks)
+            eu, ee, rising = _active_sums(u[:m], e[:m], ones[:m])
+            t, gain = _exact_minimiser(curvature[r] * K_jj[c], lam * b, u[:m], e[:m], ones[:m], weight, eu, ee,
+                                       rising, everything, listed_u, listed_e, breaks)
             coef[c, r] = t
             decrease[c] += gain
             own_scores[c, r] += t * K_jj[c]
@@ -91,16 +90,13 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
 def _sm3l_line_steps(A, B, margin_t, negated_t, change_t, labels, weight, t):
     """The loop of :func:`sm3l_line_steps` (``t`` written)."""
     n = margin_t.shape[1]
-    e = np.empty(n)
-    flags = np.empty(n, dtype=np.bool_)
+    everything = np.arange(n)
     listed_u, listed_e, breaks = np.empty(n), np.empty(n), np.empty(n)
     for m in range(labels.size):
-        r = labels[m]
-        for i in range(n):
-            e[i] = negated_t[r, i] * change_t[m, i]
-        eu, ee, rising = _active_sums(margin_t[r], e)
-        t[m], _ = _exact_minimiser(A[m], B[m], margin_t[r], e, weight, eu, ee, rising, flags, listed_u, listed_e,
-                                   breaks)
+        r = labels[m]   # the slopes negated_t[r]·change_t[m], read in place
+        eu, ee, rising = _active_sums(margin_t[r], negated_t[r], change_t[m])
+        t[m], _ = _exact_minimiser(A[m], B[m], margin_t[r], negated_t[r], change_t[m], weight, eu, ee, rising,
+                                   everything, listed_u, listed_e, breaks)
 
 
 def sm3l_line_steps(A, B, margin_t, negated_t, change_t, labels, weight):
