@@ -46,7 +46,7 @@ import time
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from scipy.linalg.lapack import dpotrs as potrs
+from scipy.linalg.lapack import dpotrf as potrf, dpotrs as potrs
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
@@ -88,21 +88,23 @@ def _curvature(ops, F, margin=None):
 
 
 class _ClassHessians:
-    """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z`` in buffers of ``capacity`` rows: the Gram
-    part kept up to date by the rows whose ω changed, the Cholesky factor grown by a border row
-    when J grows and recomputed only for classes whose active set changed."""
+    """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z``: the Gram part in a buffer of ``capacity`` rows,
+    kept up to date by the rows whose ω changed; the Cholesky factor (one Fortran-ordered d × d
+    array per class, which LAPACK factorises and solves with in place, without the copies a block of
+    a larger buffer costs) grown by a border row when J grows and recomputed only for classes whose
+    active set changed."""
 
     def __init__(self, lam, R_inv, n, k, capacity):
         self.diag = lam * np.diag(R_inv)
         self.omega = np.zeros((n, k))
         self.gram_buffer = np.zeros((k, capacity, capacity))
-        self.factor_buffer = np.zeros((k, capacity, capacity))
+        self.factors = [np.zeros((0, 0), order="F") for _ in range(k)]
         self.valid = np.ones(k, dtype=bool)
         self.size = 0
         self.refactorizations = 0
 
     def factor(self, r):
-        return self.factor_buffer[r, :self.size, :self.size]
+        return self.factors[r]
 
     def grow(self, Z, z):
         """Border every H_r with the new feature column z (Z: the current n × d features)."""
@@ -113,11 +115,13 @@ class _ClassHessians:
         self.gram_buffer[:, :d, d] = self.gram_buffer[:, d, :d] = border.T
         self.gram_buffer[:, d, d] = corner
         for r in np.flatnonzero(self.valid):
-            line = solve_triangular(self.factor(r), border[:, r], lower=True) if d else np.zeros(0)
+            line = solve_triangular(self.factors[r], border[:, r], lower=True) if d else np.zeros(0)
             pivot = self.diag[r] + corner[r] - line @ line
-            self.factor_buffer[r, d, :d] = line
-            self.factor_buffer[r, :d, d] = 0.0
-            self.factor_buffer[r, d, d] = np.sqrt(max(pivot, 0.0))
+            grown = np.zeros((d + 1, d + 1), order="F")
+            grown[:d, :d] = self.factors[r]
+            grown[d, :d] = line
+            grown[d, d] = np.sqrt(max(pivot, 0.0))
+            self.factors[r] = grown
             self.valid[r] = pivot > 0
         self.size = d + 1
 
@@ -164,11 +168,18 @@ class _ClassHessians:
         """Recompute the factors of the classes whose Gram part changed."""
         d = self.size
         stale = np.flatnonzero(~self.valid)
-        if stale.size:   # one stacked call (the same LAPACK factorisation per class, without 159 calls)
-            self.factor_buffer[stale, :d, :d] = np.linalg.cholesky(
-                self.gram_buffer[stale, :d, :d] + self.diag[stale, None, None] * np.eye(d))
-            self.valid[stale] = True
-            self.refactorizations += stale.size
+        for r in stale.tolist():
+            # H_r copied into a Fortran-ordered array (the Gram part is symmetric: its transpose is the
+            # same matrix, read along its rows) and factorised there by LAPACK
+            factor = np.array(self.gram_buffer[r, :d, :d].T, order="F")
+            factor.ravel(order="F")[::d + 1] += self.diag[r]
+            _, info = potrf(factor, lower=1, clean=1, overwrite_a=1) if d else (factor, 0)
+            if info:
+                raise np.linalg.LinAlgError(f"potrf failed (info = {info}): the Hessian of class {r} is not "
+                                            "positive definite")
+            self.factors[r] = factor
+        self.valid[stale] = True
+        self.refactorizations += stale.size
 
     def solve(self, r, rhs):
         # LAPACK's potrs, which cho_solve calls after its checks (those cost more than the solve here)
