@@ -46,7 +46,7 @@ import time
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from scipy.linalg.lapack import dpotrf as potrf, dpotrs as potrs
+from scipy.linalg.lapack import dpotrf as potrf, dpotrs as potrs, dtrtrs as trtrs
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
@@ -115,7 +115,10 @@ class _ClassHessians:
         self.gram_buffer[:, :d, d] = self.gram_buffer[:, d, :d] = border.T
         self.gram_buffer[:, d, d] = corner
         for r in np.flatnonzero(self.valid):
-            line = solve_triangular(self.factors[r], border[:, r], lower=True) if d else np.zeros(0)
+            # LAPACK's trtrs, which solve_triangular calls after checks that cost more than the solve
+            line, info = trtrs(self.factors[r], border[:, r], lower=1) if d else (np.zeros(0), 0)
+            if info:
+                raise np.linalg.LinAlgError(f"trtrs failed (info = {info})")
             pivot = self.diag[r] + corner[r] - line @ line
             grown = np.zeros((d + 1, d + 1), order="F")
             grown[:d, :d] = self.factors[r]
@@ -265,6 +268,19 @@ def _preconditioner(ops, hessians, lam):
     return precondition
 
 
+_NEGATED_SIGNS = [(None, None)]   # (operator, −Ysᵀ): the last one asked for
+
+
+def _negated_signs_t(ops):
+    """``−Ysᵀ`` (k × n, C order) of the SM3L operator ``ops``, kept for the last operator asked for: the
+    separable Newton loop and the candidate scoring read it at every addition of a greedy run."""
+    entry = _NEGATED_SIGNS[0]
+    if entry[0] is not ops:
+        entry = (ops, -np.ascontiguousarray(ops.signed.T))
+        _NEGATED_SIGNS[0] = entry
+    return entry[1]
+
+
 def _separable(ops, R_inv) -> bool:
     """SM3L with a diagonal R⁻¹ (off-diagonal entries exactly 0): the objective is a sum of one
     problem per label, which both the per-label Newton steps and the candidate scoring rely on."""
@@ -294,9 +310,9 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
     more). Its slacks and coupling column stay those of its last iterate, so the stop test still reads
     every label; the labels still moving take the same steps as without this. The scores are kept
     transposed (k × n, one copy in and one out): the line search reads each label's n terms
-    contiguously."""
-    negated_t = -np.ascontiguousarray(ops.signed.T)          # Tᵀ(V) = −Ys∘V
-    F_t = np.ascontiguousarray(F.T)
+    contiguously; F is returned as the transpose of that array (n × k, Fortran order)."""
+    negated_t = _negated_signs_t(ops)                        # Tᵀ(V) = −Ys∘V
+    F_t = np.ascontiguousarray(F.T)                          # free when F is the transpose of a k × n array
     C = np.array(C)
     Z_t = Z.T
     w2 = 2 * ops.weight
@@ -316,7 +332,7 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
         if on_iterate is not None:
             on_iterate(C, F_t.T)
         if stop_value <= tol:
-            return C, np.ascontiguousarray(F_t.T), iteration, stop_value, True
+            return C, F_t.T, iteration, stop_value, True
         if iteration == max_iter:
             break
         if moving.size == 0:   # every label at its minimiser, the stop value above tol by round-off
@@ -334,7 +350,7 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
         labels = moving[pair_label]
         hessians.set_pairs(Z, labels, pair_point, w2 * (margin_t[labels, pair_point] > 0))
         moving = np.unique(labels)
-    return C, np.ascontiguousarray(F_t.T), max_iter, stop_value, False
+    return C, F_t.T, max_iter, stop_value, False
 
 
 def _line_step(ops, F, C, D, dF, lam, R_inv, margin=None):
@@ -490,8 +506,12 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
         # κ × k problems at once, their sums as matrix products (bibtex, 159 labels: 25 × 159 problems
         # of 4880 terms per addition)
         scale = np.diag(R_inv)
+        negated_t = _negated_signs_t(ops)
+        # u and −Ys as transposes of k × n arrays (F is one after the separable Newton loop): read label
+        # by label without a transposed copy
+        u = (1.0 + negated_t * np.asarray(F).T).T
         t, gain = minimize_outer_terms(lam * K_jj[:, None] * scale, lam * F[candidates] * scale,
-                                       1.0 - ops.signed * F, -ops.signed, columns, ops.weight)
+                                       u, negated_t.T, columns, ops.weight)
         return gain.sum(axis=1), t
     if ops.model == "smsvm":   # the terms written and solved in one compiled loop
         return smsvm_candidate_gains(F, ops.label, columns, K_jj, F[candidates], lam, R_inv, ops.weight)
@@ -584,7 +604,7 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         hessians.grow(features(), z)
         L_buffer[d, :d], L_buffer[d, d], Z_buffer[:, d] = line, pivot, z
         C = np.vstack([C + np.outer(line, coef), pivot * coef[None, :]])
-        F = F + np.outer(column, coef)
+        F = np.add(F, np.outer(column, coef), out=np.empty_like(F))   # F keeps its memory layout
         chosen.append(int(j))
 
     def eligible(js, columns):
