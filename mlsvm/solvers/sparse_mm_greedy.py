@@ -46,6 +46,7 @@ import time
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.blas import dsyrk as syrk
 from scipy.linalg.lapack import dpotrf as potrf, dpotrs as potrs, dtrtrs as trtrs
 from scipy.sparse.linalg import LinearOperator, cg
 
@@ -87,17 +88,24 @@ def _curvature(ops, F, margin=None):
     return omega
 
 
+def _groups(keys):
+    """``(key, start, end)`` of each run of equal values of the grouped ``keys``."""
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    ends = np.r_[starts[1:], keys.size]
+    return zip(keys[starts].tolist(), starts.tolist(), ends.tolist())
+
+
 class _ClassHessians:
-    """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z``: the Gram part in a buffer of ``capacity`` rows,
-    kept up to date by the rows whose ω changed; the Cholesky factor (one Fortran-ordered d × d
-    array per class, which LAPACK factorises and solves with in place, without the copies a block of
-    a larger buffer costs) grown by a border row when J grows and recomputed only for classes whose
-    active set changed."""
+    """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z``: the Gram part ``Zᵀ diag(ω_r) Z`` (its lower
+    triangle) kept up to date by the rows whose ω changed, the Cholesky factor grown by a border row
+    when J grows and recomputed only for classes whose active set changed. Both are one
+    Fortran-ordered d × d array per class, which BLAS/LAPACK update, factorise and solve with in place
+    (a block of a larger buffer would be copied in and out at every call)."""
 
     def __init__(self, lam, R_inv, n, k, capacity):
         self.diag = lam * np.diag(R_inv)
         self.omega = np.zeros((n, k))
-        self.gram_buffer = np.zeros((k, capacity, capacity))
+        self.grams = [np.zeros((0, 0), order="F") for _ in range(k)]
         self.factors = [np.zeros((0, 0), order="F") for _ in range(k)]
         self.valid = np.ones(k, dtype=bool)
         self.size = 0
@@ -112,8 +120,12 @@ class _ClassHessians:
         weighted = self.omega * z[:, None]                       # (n, k)
         border = Z.T @ weighted                                  # (d, k)
         corner = z @ weighted                                    # (k,)
-        self.gram_buffer[:, :d, d] = self.gram_buffer[:, d, :d] = border.T
-        self.gram_buffer[:, d, d] = corner
+        for r, gram in enumerate(self.grams):
+            grown = np.zeros((d + 1, d + 1), order="F")
+            grown[:d, :d] = gram
+            grown[d, :d] = border[:, r]
+            grown[d, d] = corner[r]
+            self.grams[r] = grown
         for r in np.flatnonzero(self.valid):
             # LAPACK's trtrs, which solve_triangular calls after checks that cost more than the solve
             line, info = trtrs(self.factors[r], border[:, r], lower=1) if d else (np.zeros(0), 0)
@@ -131,7 +143,7 @@ class _ClassHessians:
     def reset(self, d):
         """Start over with d features (all factors to be computed)."""
         self.size, self.valid[:] = d, False
-        self.gram_buffer[:, :d, :d] = 0.0
+        self.grams = [np.zeros((d, d), order="F") for _ in self.grams]
         self.omega[:] = 0.0
 
     def refresh(self, Z, omega):
@@ -155,16 +167,27 @@ class _ClassHessians:
 
     def _update_grams(self, Z, classes, moved, delta):
         """Add ``delta·z_i z_iᵀ`` to the Gram part of class r for each pair (r, i) of ``classes, moved``
-        (grouped by class): one gather of their rows and one weighting for all classes, then per class
-        a product on its slice (the per-class gathers cost as much as the products: bibtex SM3L, ~100
-        classes x ~100 rows per step)."""
-        d = self.size
-        rows = Z[moved]
-        weighted = delta[:, None] * rows
-        starts = np.flatnonzero(np.r_[True, classes[1:] != classes[:-1]])
-        ends = np.r_[starts[1:], classes.size]
-        for r, start, end in zip(classes[starts].tolist(), starts.tolist(), ends.tolist()):
-            self.gram_buffer[r, :d, :d] += rows[start:end].T @ weighted[start:end]
+        (grouped by class): one gather of their rows for all classes (the per-class gathers cost as
+        much as the products: bibtex SM3L, ~100 classes x ~100 rows per step). When every δ is ±2c
+        (SM3L), per class and sign a symmetric rank update (BLAS syrk, the lower triangle: half the
+        work of a product); otherwise (SMSVM's true class: ω = 2c·#active) per class a product."""
+        magnitude = abs(float(delta[0])) if delta.size else 0.0
+        if not np.all(np.abs(delta) == magnitude):   # mixed δ: per class a product
+            rows = Z[moved]
+            weighted = delta[:, None] * rows
+            for r, start, end in _groups(classes):
+                self.grams[r] += rows[start:end].T @ weighted[start:end]
+                self.valid[r] = False
+            return
+        # δ = ±magnitude: the pairs grouped by (class, sign), then one syrk per group on its rows
+        # (their transpose is Fortran-ordered: no copy), in place
+        key = 2 * classes + (delta < 0)
+        order = np.argsort(key, kind="stable")
+        key, rows = key[order], Z[moved[order]]
+        for group, start, end in _groups(key):
+            r, negative = divmod(group, 2)
+            syrk(-magnitude if negative else magnitude, rows[start:end].T, beta=1.0, c=self.grams[r], trans=0,
+                 lower=1, overwrite_c=1)
             self.valid[r] = False
 
     def _factorize(self):
@@ -172,9 +195,8 @@ class _ClassHessians:
         d = self.size
         stale = np.flatnonzero(~self.valid)
         for r in stale.tolist():
-            # H_r copied into a Fortran-ordered array (the Gram part is symmetric: its transpose is the
-            # same matrix, read along its rows) and factorised there by LAPACK
-            factor = np.array(self.gram_buffer[r, :d, :d].T, order="F")
+            # H_r copied and factorised there by LAPACK (from its lower triangle)
+            factor = np.array(self.grams[r], order="F")
             factor.ravel(order="F")[::d + 1] += self.diag[r]
             _, info = potrf(factor, lower=1, clean=1, overwrite_a=1) if d else (factor, 0)
             if info:
