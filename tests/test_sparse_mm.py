@@ -290,6 +290,37 @@ def test_outer_term_minimiser_matches_sorted_breakpoints_and_a_grid(count, k, n,
             assert min(phi(s) for s in grid) >= phi(t[c, r]) - EXACT.objective * max(1.0, abs(phi(t[c, r])))
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_outer_term_minimiser_reading_only_the_small_offsets(seed):
+    """The later greedy additions' regime of minimize_outer_terms: most offsets |u| far from 0, so each
+    problem reads only its points with |u| ≤ max|column|·max|scale|·S (S: the sweep's bound), a list
+    shrunk candidate by candidate; some points sit just inside and outside that cut. Against the
+    sorted-breakpoint root of the written-out terms and φ(0) − φ(t) evaluated from scratch."""
+    rng = np.random.default_rng(seed)
+    count, n, k, weight = 25, 3000, 5, 1.0
+    columns = rng.standard_normal((count, n)) * (rng.random((count, n)) < 0.9)
+    scale = rng.choice([-1.0, 1.0], (n, k))
+    u = rng.choice([-1.0, 1.0], (n, k)) * rng.uniform(0.5, 3.0, (n, k))
+    near = rng.random((n, k)) < 0.05                        # a few points near the hinge
+    u[near] = rng.standard_normal(near.sum()) * 1e-3
+    a, b = rng.uniform(500.0, 5000.0, (count, k)), rng.standard_normal((count, k)) * 5
+    t, decrease = minimize_outer_terms(a, b, u, scale, columns, weight)
+    read = []
+    for c in range(count):
+        for r in range(k):
+            e = columns[c] * scale[:, r]
+            active = u[:, r] > 0
+            slope0 = b[c, r] + 2 * weight * np.sum(e[active] * u[active, r])
+            grown = np.sum(np.where(active & (e * -np.sign(slope0) > 0), e * e, 0.0))
+            bound = abs(slope0) / (a[c, r] + 2 * weight * grown)
+            read.append(np.mean(np.abs(u[:, r]) <= np.max(np.abs(columns[c])) * bound))
+            root = sorted_root(a[c, r], b[c, r], u[:, r], e, weight)
+            assert abs(t[c, r] - root) <= 1e-9 * max(1.0, abs(root))
+            phi = lambda s: 0.5 * a[c, r] * s * s + b[c, r] * s + weight * np.sum(np.maximum(0.0, u[:, r] + s * e) ** 2)
+            assert abs(decrease[c, r] - (phi(0.0) - phi(t[c, r]))) <= EXACT.objective * max(1.0, phi(0.0))
+    assert np.mean(read) < 0.2     # the regime: most points are not read
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_sm3l_scoring_by_matrix_products_matches_the_per_label_route(seed):
     """candidate_gains for SM3L with R = I (all κ × k problems by minimize_outer_terms) against the

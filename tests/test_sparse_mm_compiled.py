@@ -4,6 +4,7 @@ against the obviously exact sorted-breakpoint reference and against φ evaluated
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,33 @@ def test_compiled_smsvm_scoring_matches_the_terms_written_out(k, n, count, integ
             phi = _phi(lam * K_jj[c], lam * own[c, r], u[0], e[0], ops.weight)
             total += phi(0.0) - phi(coef[c, r])
         assert abs(decrease[c] - total) <= EXACT.objective * max(1.0, abs(total))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([0.0, -0.0, 1e-300, 5e-324, 0.5, 1.0, 1.0, 3.0, 1e300, np.inf]), max_size=60),
+       st.lists(st.floats(0.0, 1e6, allow_nan=False), max_size=60), st.integers(0, 3))
+def test_radix_order_is_the_stable_order_of_the_breakpoints(few, spread, extra):
+    """The radix ordering of many crossing terms' breakpoints (non-negative; −0.0 for +0.0, ties,
+    subnormals, inf) is numpy's stable argsort of them; entries past ``count`` are not read."""
+    from mlsvm.solvers.piecewise_quadratic import _radix_order
+    breaks = np.array(few + spread, dtype=float)
+    work = np.concatenate([breaks, np.arange(extra, dtype=float)[::-1]])
+    np.testing.assert_array_equal(_radix_order(work, breaks.size), np.argsort(breaks + 0.0, kind="stable"))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_minimiser_with_thousands_of_crossing_terms(seed):
+    """Problems where most of 4000 terms change state before the minimiser (bibtex's first greedy
+    additions: their breakpoints ordered by radix, past RADIX_FROM) against the sorted-breakpoint root
+    and φ(0) − φ(t) evaluated from scratch."""
+    from mlsvm.solvers.piecewise_quadratic import RADIX_FROM
+    rng = np.random.default_rng(seed)
+    count, m = 6, 4000
+    u = rng.standard_normal((count, m)) * 0.01
+    e = rng.standard_normal((count, m))
+    a, b = np.full(count, 1e-3), rng.choice([-1.0, 1.0], count) * 1e4
+    crossing = [np.sum((u[p] > 0) != (u[p] + e[p] * sorted_root(a[p], b[p], u[p], e[p], 0.5) > 0)) for p in range(count)]
+    assert min(crossing) > RADIX_FROM
+    t, decrease = minimize_with_decrease(a, b, u, e, 0.5)
+    for row in range(count):
+        _check(a[row], b[row], u[row], e[row], 0.5, t[row], decrease[row])

@@ -33,43 +33,87 @@ __all__ = ["hinge_segment_search", "minimize_outer_terms", "minimize_piecewise_q
 
 
 @compiled
-def _active_sums(u, e):
-    """Σ e·u, Σ e² and Σ_{e > 0} e² over the terms active at t = 0 (``u > 0``)."""
+def _active_sums(u, e, scale):
+    """Σ e·u, Σ e² and Σ_{e > 0} e² over the terms active at t = 0 (``u > 0``), the slopes being
+    ``e·scale`` (a ``scale`` of ones: the slopes ``e`` themselves, bit for bit)."""
     eu, ee, rising = 0.0, 0.0, 0.0
     for m in range(u.size):
         if u[m] > 0.0:
-            eu += e[m] * u[m]
-            square = e[m] * e[m]
+            slope = e[m] * scale[m]
+            eu += slope * u[m]
+            square = slope * slope
             ee += square
-            if e[m] > 0.0:
+            if slope > 0.0:
                 rising += square
     return eu, ee, rising
 
 
+#: from this many crossing terms on, their breakpoints are ordered by radix (quicksort below: bibtex's
+#: first additions list thousands of crossing terms per problem, where quicksort costs ~3x more)
+RADIX_FROM = 1500
+
+
 @compiled
-def _sweep(a, b, u, e, sigma, bound, eu, ee, weight, flags, listed_u, listed_e, breaks):
+def _radix_order(breaks, count):
+    """The stable order of ``breaks[:count]`` (non-negative: ``+0.0`` for a ``−0.0``), by an LSD radix
+    sort of their bit patterns (increasing as the values for non-negative floats) in 11-bit digits,
+    skipping the digits all keys share."""
+    keys, spare_keys = np.empty(count, dtype=np.uint64), np.empty(count, dtype=np.uint64)
+    order, spare = np.arange(count), np.empty(count, dtype=np.int64)
+    if count < 2:
+        return order
+    bits = (breaks[:count] + 0.0).view(np.uint64)
+    for i in range(count):
+        keys[i] = bits[i]
+    counts = np.empty(2048, dtype=np.int64)
+    mask = np.uint64(2047)
+    for shift in range(0, 64, 11):
+        move = np.uint64(shift)
+        counts[:] = 0
+        for i in range(count):
+            counts[(keys[i] >> move) & mask] += 1
+        if counts[(keys[0] >> move) & mask] == count:
+            continue
+        total = 0
+        for digit in range(2048):
+            here = counts[digit]
+            counts[digit] = total
+            total += here
+        for i in range(count):
+            digit = (keys[i] >> move) & mask
+            position = counts[digit]
+            counts[digit] = position + 1
+            spare_keys[position], spare[position] = keys[i], order[i]
+        keys, spare_keys = spare_keys, keys
+        order, spare = spare, order
+    return order
+
+
+@compiled
+def _sweep(a, b, u, e, scale, index, size, sigma, bound, eu, ee, weight, listed_u, listed_e, breaks):
     """The minimiser ``s ≥ 0`` of φ(σs) and the decrease ``φ(0) − φ(σs)``, folding the terms whose
     state is the same at 0 and at ``bound`` and sweeping the sorted breakpoints of the others (module
-    docstring); ``eu, ee``: Σ e·u and Σ e² over the terms active at 0. ``flags, listed_u, listed_e,
-    breaks``: work arrays of at least ``u.size`` entries."""
+    docstring); the slopes are ``e·scale``; ``eu, ee``: Σ e·u and Σ e² over the terms active at 0. Only
+    the terms ``index[:size]`` (increasing) are read: every term that changes state on [0, bound] must
+    be among them. ``listed_u, listed_e, breaks``: work arrays of at least ``size`` entries."""
     w2 = 2.0 * weight
     reach = sigma * bound
-    # the terms that change state on [0, bound] (one pass without branches; a zero slope against an
-    # infinite bound gives nan, and a zero slope never changes state)
-    for m in range(u.size):
-        flags[m] = ((u[m] > 0.0) != (u[m] + e[m] * reach > 0.0)) & (e[m] != 0.0)
-    # listed; the folded sums are those over the terms active at 0 less the listed ones among them
+    # one pass: the terms that change state on [0, bound] listed (few: the branch is predictable; a
+    # zero slope never changes state, and against an infinite bound it would give nan), the folded
+    # sums being those over the terms active at 0 less the listed ones among them
     folded_eu, folded_ee, count = sigma * eu, ee, 0
-    for m in range(u.size):
-        if flags[m]:
-            slope = sigma * e[m]
+    for q in range(size):
+        m = index[q]
+        term_slope = e[m] * scale[m]
+        if term_slope != 0.0 and (u[m] > 0.0) != (u[m] + term_slope * reach > 0.0):
+            slope = sigma * term_slope
             listed_u[count], listed_e[count] = u[m], slope
             breaks[count] = -u[m] / slope
             count += 1
             if u[m] > 0.0:
                 folded_eu -= slope * u[m]
                 folded_ee -= slope * slope
-    order = np.argsort(breaks[:count])
+    order = np.argsort(breaks[:count]) if count < RADIX_FROM else _radix_order(breaks, count)
     # φ'(σs) = slope·s + intercept on each piece; before the first breakpoint the listed terms
     # active at 0 (u > 0, leaving) are active and the others (entering) are not
     slope, intercept = a + w2 * folded_ee, sigma * b + w2 * folded_eu
@@ -104,50 +148,101 @@ def _sweep(a, b, u, e, sigma, bound, eu, ee, weight, flags, listed_u, listed_e, 
 
 
 @compiled
-def _exact_minimiser(a, b, u, e, weight, eu, ee, rising, flags, listed_u, listed_e, breaks):
-    """The exact minimiser t of ``φ(t) = ½ a t² + b t + weight Σ_m max(0, u_m + t e_m)²`` and
-    ``φ(0) − φ(t)``, from the sums over the terms active at 0 (:func:`_active_sums`: ``eu`` = Σ e·u,
-    ``ee`` = Σ e², ``rising`` = Σ_{e > 0} e²). ``a > 0``, or ``a = 0`` with ``e = 0`` (then t = 0).
-    ``flags`` (bool), ``listed_u, listed_e, breaks``: work arrays of at least ``u.size`` entries."""
+def _search_side(a, b, weight, eu, ee, rising):
+    """φ'(0), the side σ of the minimiser and the bound S on its distance (module docstring), from the
+    sums over the terms active at 0 (:func:`_active_sums`)."""
     slope0 = b + 2.0 * weight * eu                      # φ'(0)
-    if slope0 == 0.0:
-        return 0.0, 0.0
     sigma = 1.0 if slope0 < 0.0 else -1.0
     grown = rising if sigma > 0.0 else ee - rising      # Σ e² of the active terms that grow along σ
-    bound = abs(slope0) / (a + 2.0 * weight * grown) * (1.0 + 1e-9)
-    s, decrease = _sweep(a, b, u, e, sigma, bound, eu, ee, weight, flags, listed_u, listed_e, breaks)
+    return slope0, sigma, abs(slope0) / (a + 2.0 * weight * grown) * (1.0 + 1e-9)
+
+
+@compiled
+def _bounded_minimiser(a, b, u, e, scale, index, size, weight, eu, ee, slope0, sigma, bound, everything,
+                       listed_u, listed_e, breaks):
+    """:func:`_exact_minimiser` from its :func:`_search_side`, reading the terms ``index[:size]`` (a
+    superset of those that change state on [0, bound]); ``everything`` = ``arange(u.size)``."""
+    if slope0 == 0.0:
+        return 0.0, 0.0
+    s, decrease = _sweep(a, b, u, e, scale, index, size, sigma, bound, eu, ee, weight, listed_u, listed_e, breaks)
     if s >= bound and bound < np.inf:                  # round-off: every term that can change state listed
-        s, decrease = _sweep(a, b, u, e, sigma, np.inf, eu, ee, weight, flags, listed_u, listed_e, breaks)
+        s, decrease = _sweep(a, b, u, e, scale, everything, u.size, sigma, np.inf, eu, ee, weight, listed_u,
+                             listed_e, breaks)
     return sigma * s, decrease
+
+
+@compiled
+def _exact_minimiser(a, b, u, e, scale, weight, eu, ee, rising, everything, listed_u, listed_e, breaks):
+    """The exact minimiser t of ``φ(t) = ½ a t² + b t + weight Σ_m max(0, u_m + t e_m scale_m)²`` and
+    ``φ(0) − φ(t)``, from the sums over the terms active at 0 (:func:`_active_sums`: ``eu`` = Σ e·u,
+    ``ee`` = Σ e², ``rising`` = Σ_{e > 0} e², of the slopes ``e·scale``). ``a > 0``, or ``a = 0`` with
+    zero slopes (then t = 0). ``everything`` = ``arange(u.size)`` (or longer); ``listed_u, listed_e,
+    breaks``: work arrays of at least ``u.size`` entries."""
+    slope0, sigma, bound = _search_side(a, b, weight, eu, ee, rising)
+    return _bounded_minimiser(a, b, u, e, scale, everything, u.size, weight, eu, ee, slope0, sigma, bound,
+                              everything, listed_u, listed_e, breaks)
 
 
 @compiled
 def _minimise_rows(A, B, U, E, weight, t, decrease):
     """Problem p of the batch has the terms ``U[p], E[p]``: t[p] and decrease[p] written."""
     size = U.shape[1]
-    flags = np.empty(size, dtype=np.bool_)
+    ones, everything = np.ones(size), np.arange(size)
     listed_u, listed_e, breaks = np.empty(size), np.empty(size), np.empty(size)
     for p in range(A.size):
-        eu, ee, rising = _active_sums(U[p], E[p])
-        t[p], decrease[p] = _exact_minimiser(A[p], B[p], U[p], E[p], weight, eu, ee, rising,
-                                             flags, listed_u, listed_e, breaks)
+        eu, ee, rising = _active_sums(U[p], E[p], ones)
+        t[p], decrease[p] = _exact_minimiser(A[p], B[p], U[p], E[p], ones, weight, eu, ee, rising, everything,
+                                             listed_u, listed_e, breaks)
 
 
 @compiled
 def _minimise_outer(A, B, u_t, scale_t, columns, EU, EE, rising, weight, t, decrease):
     """Problem (c, r) has the terms ``u_t[r, i]``, ``columns[c, i]·scale_t[r, i]`` and the sums over its
-    active terms ``EU, EE, rising`` (c, r)."""
+    active terms ``EU, EE, rising`` (c, r).
+
+    Label by label, the candidates in decreasing order of ``τ_c = max|columns[c]|·max|scale_t[r]|·S_cr``
+    (S_cr: the bound of the sweep): a term with ``|u| > τ_c`` keeps its state on [0, S_cr] (its change
+    ``|e|·S`` is smaller than ``|u|``, also in floating point: τ is widened by 1e-6), so each candidate
+    reads only the label's points with ``|u| ≤ τ_c``, a list shrunk from one candidate to the next and
+    kept in increasing order (the listed terms, and so every sum, are those of the full pass)."""
     count, n = columns.shape
     k = u_t.shape[0]
-    e = np.empty(n)
-    flags = np.empty(n, dtype=np.bool_)
+    everything = np.arange(n)
+    index = np.empty(n, dtype=np.int64)
     listed_u, listed_e, breaks = np.empty(n), np.empty(n), np.empty(n)
+    column_max = np.empty(count)
     for c in range(count):
-        for r in range(k):
-            for i in range(n):
-                e[i] = columns[c, i] * scale_t[r, i]
-            t[c, r], decrease[c, r] = _exact_minimiser(A[c, r], B[c, r], u_t[r], e, weight, EU[c, r], EE[c, r],
-                                                       rising[c, r], flags, listed_u, listed_e, breaks)
+        column_max[c] = np.max(np.abs(columns[c])) if n else 0.0
+    slope0, sigma, bound, reach = np.empty(count), np.empty(count), np.empty(count), np.empty(count)
+    for r in range(k):
+        u, scale = u_t[r], scale_t[r]
+        scale_max = np.max(np.abs(scale)) if n else 0.0
+        for c in range(count):
+            slope0[c], sigma[c], bound[c] = _search_side(A[c, r], B[c, r], weight, EU[c, r], EE[c, r], rising[c, r])
+            reach[c] = column_max[c] * scale_max * bound[c] * (1.0 + 1e-6)
+            if not reach[c] < np.inf:   # an infinite (or nan) bound: every term
+                reach[c] = np.inf
+        order = np.argsort(-reach)
+        size = 0
+        for c_position in range(count):
+            c = order[c_position]
+            limit = reach[c]
+            if c_position == 0:
+                for i in range(n):
+                    if abs(u[i]) <= limit:
+                        index[size] = i
+                        size += 1
+            else:
+                kept = 0
+                for q in range(size):
+                    i = index[q]
+                    if abs(u[i]) <= limit:
+                        index[kept] = i
+                        kept += 1
+                size = kept
+            t[c, r], decrease[c, r] = _bounded_minimiser(A[c, r], B[c, r], u, columns[c], scale, index, size, weight,
+                                                         EU[c, r], EE[c, r], slope0[c], sigma[c], bound[c], everything,
+                                                         listed_u, listed_e, breaks)
 
 
 def minimize_piecewise_quadratic(a, b, u, e, weight: float):

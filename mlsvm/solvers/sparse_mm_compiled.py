@@ -3,6 +3,9 @@
 * :func:`smsvm_candidate_gains`: SMSVM's candidate scoring (Alg. 2, (3.12)); each candidate's k
   one-dimensional problems in turn, their terms written from the margins and the candidate's kernel
   column and solved exactly by :func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser`.
+* :func:`sm3l_line_steps` and :func:`sm3l_take_steps`: the per-label line searches and the update
+  after the steps of the separable SM3L Newton loop (``sparse_mm_greedy._newton_separable``), on the
+  rows of the labels still moving, read in place (no gathered copies of the k × n arrays).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import numpy as np
 from mlsvm.solvers.compiled import compiled
 from mlsvm.solvers.piecewise_quadratic import _active_sums, _exact_minimiser
 
-__all__ = ["smsvm_candidate_gains"]
+__all__ = ["sm3l_line_steps", "sm3l_take_steps", "smsvm_candidate_gains"]
 
 
 @compiled
@@ -22,8 +25,7 @@ def _smsvm_gains(margins, label, columns, K_jj, own_scores, curvature, lam, R_in
     n, k = margins.shape
     count = columns.shape[0]
     size = n * max(k - 1, 1)
-    u, e = np.empty(size), np.empty(size)
-    flags = np.empty(size, dtype=np.bool_)
+    u, e, ones, everything = np.empty(size), np.empty(size), np.ones(size), np.arange(size)
     listed_u, listed_e, breaks = np.empty(size), np.empty(size), np.empty(size)
     for c in range(count):
         for r in range(k):
@@ -43,9 +45,9 @@ def _smsvm_gains(margins, label, columns, K_jj, own_scores, curvature, lam, R_in
             b = 0.0
             for q in range(k):        # λ (F_j R⁻¹)_r at the candidate's own row as it moves
                 b += own_scores[c, q] * R_inv[r, q]
-            eu, ee, rising = _active_sums(u[:m], e[:m])
-            t, gain = _exact_minimiser(curvature[r] * K_jj[c], lam * b, u[:m], e[:m], weight, eu, ee, rising,
-                                       flags, listed_u, listed_e, breaks)
+            eu, ee, rising = _active_sums(u[:m], e[:m], ones[:m])
+            t, gain = _exact_minimiser(curvature[r] * K_jj[c], lam * b, u[:m], e[:m], ones[:m], weight, eu, ee,
+                                       rising, everything, listed_u, listed_e, breaks)
             coef[c, r] = t
             decrease[c] += gain
             own_scores[c, r] += t * K_jj[c]
@@ -82,3 +84,100 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
                  lam * np.diag(R_inv), float(lam), np.ascontiguousarray(R_inv, dtype=np.float64), float(weight),
                  coef, decrease)
     return decrease, coef
+
+
+@compiled
+def _sm3l_line_steps(A, B, margin_t, negated_t, change_t, labels, weight, t):
+    """The loop of :func:`sm3l_line_steps` (``t`` written)."""
+    n = margin_t.shape[1]
+    everything = np.arange(n)
+    listed_u, listed_e, breaks = np.empty(n), np.empty(n), np.empty(n)
+    for m in range(labels.size):
+        r = labels[m]   # the slopes negated_t[r]·change_t[m], read in place
+        eu, ee, rising = _active_sums(margin_t[r], negated_t[r], change_t[m])
+        t[m], _ = _exact_minimiser(A[m], B[m], margin_t[r], negated_t[r], change_t[m], weight, eu, ee, rising,
+                                   everything, listed_u, listed_e, breaks)
+
+
+def sm3l_line_steps(A, B, margin_t, negated_t, change_t, labels, weight):
+    """The exact step lengths of the moving labels' Newton directions: problem m is
+    ``½ A_m t² + B_m t + weight Σ_i max(0, margin_t[r, i] + t·negated_t[r, i]·change_t[m, i])²``,
+    ``r = labels[m]`` (:func:`mlsvm.solvers.piecewise_quadratic.minimize_with_decrease` on these terms).
+
+    Parameters
+    ----------
+    A, B : arrays of shape (m,)
+        Curvatures (> 0) and slopes of the quadratic parts.
+    margin_t : array of shape (k, n)
+        ``(1 + T(F))ᵀ``, all labels.
+    negated_t : array of shape (k, n)
+        ``−Ysᵀ``.
+    change_t : array of shape (m, n)
+        ``(Z D)ᵀ`` of the moving labels' directions.
+    labels : array of int, shape (m,)
+        The moving labels.
+    weight : float
+        The loss weight c.
+    """
+    t = np.zeros(labels.size)
+    _sm3l_line_steps(np.ascontiguousarray(A, dtype=np.float64), np.ascontiguousarray(B, dtype=np.float64),
+                     margin_t, negated_t, change_t, np.ascontiguousarray(labels, dtype=np.int64), float(weight), t)
+    return t
+
+
+@compiled
+def _sm3l_take_steps(F_t, change_t, t, negated_t, labels, margin_t, weighted, xi_sums, xi_squares,
+                     pair_label, pair_point):
+    """The loop of :func:`sm3l_take_steps`; returns the number of pairs written."""
+    n = F_t.shape[1]
+    count = 0
+    for m in range(labels.size):
+        r = labels[m]
+        total, squares = 0.0, 0.0
+        for i in range(n):
+            f = F_t[r, i] + t[m] * change_t[m, i]
+            F_t[r, i] = f
+            margin = 1.0 + negated_t[r, i] * f
+            if (margin > 0.0) != (margin_t[r, i] > 0.0):
+                pair_label[count], pair_point[count] = m, i
+                count += 1
+            margin_t[r, i] = margin
+            xi = max(margin, 0.0)
+            weighted[m, i] = negated_t[r, i] * xi
+            total += xi
+            squares += xi * xi
+        xi_sums[r], xi_squares[r] = total, squares
+    return count
+
+
+def sm3l_take_steps(F_t, change_t, t, negated_t, labels, margin_t, xi_sums, xi_squares):
+    """Move the labels ``labels`` by their steps, in place: ``F_t[r] += t_m·change_t[m]``, then their rows
+    of the margins ``margin_t = 1 + negated_t∘F_t`` and the per-label ``Σξ``, ``Σξ²`` of the slacks
+    ``ξ = max(0, margin)``. Returns ``(weighted, moved_label, moved_point)``: ``negated_t∘ξ`` on the
+    moved rows (m × n, for ``ZᵀTᵀ(ξ)``) and the pairs (m, i) whose margin changed sign (active set),
+    grouped by m.
+
+    Parameters
+    ----------
+    F_t : array of shape (k, n)
+        The scores, transposed.
+    change_t : array of shape (m, n)
+        ``(Z D)ᵀ`` of the moving labels' directions.
+    t : array of shape (m,)
+        Their step lengths.
+    negated_t : array of shape (k, n)
+        ``−Ysᵀ``.
+    labels : array of int, shape (m,)
+        The moving labels.
+    margin_t : array of shape (k, n)
+        The margins, updated on the moved rows.
+    xi_sums, xi_squares : arrays of shape (k,)
+        Per-label ``Σ_i ξ_ir`` and ``Σ_i ξ_ir²``, updated on the moved labels.
+    """
+    size = labels.size * F_t.shape[1]
+    weighted = np.empty((labels.size, F_t.shape[1]))
+    pair_label, pair_point = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+    count = _sm3l_take_steps(F_t, change_t, np.ascontiguousarray(t, dtype=np.float64), negated_t,
+                             np.ascontiguousarray(labels, dtype=np.int64), margin_t, weighted, xi_sums,
+                             xi_squares, pair_label, pair_point)
+    return weighted, pair_label[:count], pair_point[:count]

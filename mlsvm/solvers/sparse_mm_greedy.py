@@ -46,13 +46,14 @@ import time
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from scipy.linalg.lapack import dpotrs as potrs
+from scipy.linalg.blas import dsyrk as syrk
+from scipy.linalg.lapack import dpotrf as potrf, dpotrs as potrs, dtrtrs as trtrs
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
 from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_piecewise_quadratic,
                                                minimize_with_decrease)
-from mlsvm.solvers.sparse_mm_compiled import smsvm_candidate_gains
+from mlsvm.solvers.sparse_mm_compiled import sm3l_line_steps, sm3l_take_steps, smsvm_candidate_gains
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
@@ -61,15 +62,18 @@ PIVOT_RTOL = 1e-10
 STOP_RULE = "max(relative duality gap, scaled stationarity residual)"
 
 
-def _objective_and_dual(Z, C, F, ops, lam, R, R_inv, xi=None, ZtH=None):
-    """e_J, the derived dual at the implied multipliers and their relative gap; ``xi`` (the slacks)
-    and ``ZtH`` (``Zᵀ Tᵀ(2c·ξ)``) when the Newton loop has them already."""
-    xi = ops.slack(F) if xi is None else xi
-    squares = float(np.sum(xi * xi))
+def _objective_and_dual(Z, C, F, ops, lam, R, R_inv, xi=None, ZtH=None, sums=None):
+    """e_J, the derived dual at the implied multipliers and their relative gap; ``xi`` (the slacks),
+    ``ZtH`` (``Zᵀ Tᵀ(2c·ξ)``) and ``sums`` (``(Σξ, Σξ²)``: then xi is not read) when the Newton loop has
+    them already."""
+    if sums is None:
+        xi = ops.slack(F) if xi is None else xi
+        sums = float(xi.sum()), float(np.sum(xi * xi))
+    total, squares = sums
     primal = 0.5 * lam * float(np.sum((C @ R_inv) * C)) + ops.weight * squares
     scale = 2 * ops.weight     # μ = 2c·ξ; 2c = 1 or 2: Σμ and Σμ² from Σξ and Σξ² are the same floats
     ZtH = Z.T @ ops.adjoint(scale * xi) if ZtH is None else ZtH
-    dual = float(scale * float(xi.sum()) - scale * scale * squares / (4 * ops.weight)
+    dual = float(scale * total - scale * scale * squares / (4 * ops.weight)
                  - np.sum((ZtH @ R) * ZtH) / (2 * lam))
     return primal, dual, relative_gap(primal, dual)
 
@@ -84,22 +88,31 @@ def _curvature(ops, F, margin=None):
     return omega
 
 
+def _groups(keys):
+    """``(key, start, end)`` of each run of equal values of the grouped ``keys``."""
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    ends = np.r_[starts[1:], keys.size]
+    return zip(keys[starts].tolist(), starts.tolist(), ends.tolist())
+
+
 class _ClassHessians:
-    """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z`` in buffers of ``capacity`` rows: the Gram
-    part kept up to date by the rows whose ω changed, the Cholesky factor grown by a border row
-    when J grows and recomputed only for classes whose active set changed."""
+    """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z``: the Gram part ``Zᵀ diag(ω_r) Z`` (its lower
+    triangle) kept up to date by the rows whose ω changed, the Cholesky factor grown by a border row
+    when J grows and recomputed only for classes whose active set changed. Both are one
+    Fortran-ordered d × d array per class, which BLAS/LAPACK update, factorise and solve with in place
+    (a block of a larger buffer would be copied in and out at every call)."""
 
     def __init__(self, lam, R_inv, n, k, capacity):
         self.diag = lam * np.diag(R_inv)
         self.omega = np.zeros((n, k))
-        self.gram_buffer = np.zeros((k, capacity, capacity))
-        self.factor_buffer = np.zeros((k, capacity, capacity))
+        self.grams = [np.zeros((0, 0), order="F") for _ in range(k)]
+        self.factors = [np.zeros((0, 0), order="F") for _ in range(k)]
         self.valid = np.ones(k, dtype=bool)
         self.size = 0
         self.refactorizations = 0
 
     def factor(self, r):
-        return self.factor_buffer[r, :self.size, :self.size]
+        return self.factors[r]
 
     def grow(self, Z, z):
         """Border every H_r with the new feature column z (Z: the current n × d features)."""
@@ -107,48 +120,91 @@ class _ClassHessians:
         weighted = self.omega * z[:, None]                       # (n, k)
         border = Z.T @ weighted                                  # (d, k)
         corner = z @ weighted                                    # (k,)
-        self.gram_buffer[:, :d, d] = self.gram_buffer[:, d, :d] = border.T
-        self.gram_buffer[:, d, d] = corner
+        for r, gram in enumerate(self.grams):
+            grown = np.zeros((d + 1, d + 1), order="F")
+            grown[:d, :d] = gram
+            grown[d, :d] = border[:, r]
+            grown[d, d] = corner[r]
+            self.grams[r] = grown
         for r in np.flatnonzero(self.valid):
-            line = solve_triangular(self.factor(r), border[:, r], lower=True) if d else np.zeros(0)
+            # LAPACK's trtrs, which solve_triangular calls after checks that cost more than the solve
+            line, info = trtrs(self.factors[r], border[:, r], lower=1) if d else (np.zeros(0), 0)
+            if info:
+                raise np.linalg.LinAlgError(f"trtrs failed (info = {info})")
             pivot = self.diag[r] + corner[r] - line @ line
-            self.factor_buffer[r, d, :d] = line
-            self.factor_buffer[r, :d, d] = 0.0
-            self.factor_buffer[r, d, d] = np.sqrt(max(pivot, 0.0))
+            grown = np.zeros((d + 1, d + 1), order="F")
+            grown[:d, :d] = self.factors[r]
+            grown[d, :d] = line
+            grown[d, d] = np.sqrt(max(pivot, 0.0))
+            self.factors[r] = grown
             self.valid[r] = pivot > 0
         self.size = d + 1
 
     def reset(self, d):
         """Start over with d features (all factors to be computed)."""
         self.size, self.valid[:] = d, False
-        self.gram_buffer[:, :d, :d] = 0.0
+        self.grams = [np.zeros((d, d), order="F") for _ in self.grams]
         self.omega[:] = 0.0
 
     def refresh(self, Z, omega):
         """Bring the factors to the curvature ``omega`` (n × k, either memory layout: the separable
         Newton loop passes the transpose of its k × n array)."""
-        d = self.size
-        # the (class, row) pairs whose ω changed, class by class: one gather of their rows and one
-        # weighting for all classes, then per class a product on its slice (the per-class gathers
-        # cost as much as the products: bibtex SM3L, ~100 classes x ~100 rows per step)
-        # (flatnonzero and divmod: a 2-D nonzero costs several times more)
+        # the (class, row) pairs whose ω changed, class by class (flatnonzero and divmod: a 2-D
+        # nonzero costs several times more)
         classes, moved = np.divmod(np.flatnonzero((omega != self.omega).T), omega.shape[0])
         if classes.size:
-            delta = omega[moved, classes] - self.omega[moved, classes]
+            self._update_grams(Z, classes, moved, omega[moved, classes] - self.omega[moved, classes])
+            self.omega = omega   # kept, not copied: every caller passes a fresh array
+        self._factorize()
+
+    def set_pairs(self, Z, classes, moved, values):
+        """:meth:`refresh` from the changed entries only: ``ω[moved, classes] = values`` (pairs grouped by
+        class)."""
+        if classes.size:
+            self._update_grams(Z, classes, moved, values - self.omega[moved, classes])
+            self.omega[moved, classes] = values
+        self._factorize()
+
+    def _update_grams(self, Z, classes, moved, delta):
+        """Add ``delta·z_i z_iᵀ`` to the Gram part of class r for each pair (r, i) of ``classes, moved``
+        (grouped by class): one gather of their rows for all classes (the per-class gathers cost as
+        much as the products: bibtex SM3L, ~100 classes x ~100 rows per step). When every δ is ±2c
+        (SM3L), per class and sign a symmetric rank update (BLAS syrk, the lower triangle: half the
+        work of a product); otherwise (SMSVM's true class: ω = 2c·#active) per class a product."""
+        magnitude = abs(float(delta[0])) if delta.size else 0.0
+        if not np.all(np.abs(delta) == magnitude):   # mixed δ: per class a product
             rows = Z[moved]
             weighted = delta[:, None] * rows
-            starts = np.flatnonzero(np.r_[True, classes[1:] != classes[:-1]])
-            ends = np.r_[starts[1:], classes.size]
-            for r, start, end in zip(classes[starts].tolist(), starts.tolist(), ends.tolist()):
-                self.gram_buffer[r, :d, :d] += rows[start:end].T @ weighted[start:end]
+            for r, start, end in _groups(classes):
+                self.grams[r] += rows[start:end].T @ weighted[start:end]
                 self.valid[r] = False
-            self.omega = omega   # kept, not copied: every caller passes a fresh array
+            return
+        # δ = ±magnitude: the pairs grouped by (class, sign), then one syrk per group on its rows
+        # (their transpose is Fortran-ordered: no copy), in place
+        key = 2 * classes + (delta < 0)
+        order = np.argsort(key, kind="stable")
+        key, rows = key[order], Z[moved[order]]
+        for group, start, end in _groups(key):
+            r, negative = divmod(group, 2)
+            syrk(-magnitude if negative else magnitude, rows[start:end].T, beta=1.0, c=self.grams[r], trans=0,
+                 lower=1, overwrite_c=1)
+            self.valid[r] = False
+
+    def _factorize(self):
+        """Recompute the factors of the classes whose Gram part changed."""
+        d = self.size
         stale = np.flatnonzero(~self.valid)
-        if stale.size:   # one stacked call (the same LAPACK factorisation per class, without 159 calls)
-            self.factor_buffer[stale, :d, :d] = np.linalg.cholesky(
-                self.gram_buffer[stale, :d, :d] + self.diag[stale, None, None] * np.eye(d))
-            self.valid[stale] = True
-            self.refactorizations += stale.size
+        for r in stale.tolist():
+            # H_r copied and factorised there by LAPACK (from its lower triangle)
+            factor = np.array(self.grams[r], order="F")
+            factor.ravel(order="F")[::d + 1] += self.diag[r]
+            _, info = potrf(factor, lower=1, clean=1, overwrite_a=1) if d else (factor, 0)
+            if info:
+                raise np.linalg.LinAlgError(f"potrf failed (info = {info}): the Hessian of class {r} is not "
+                                            "positive definite")
+            self.factors[r] = factor
+        self.valid[stale] = True
+        self.refactorizations += stale.size
 
     def solve(self, r, rhs):
         # LAPACK's potrs, which cho_solve calls after its checks (those cost more than the solve here)
@@ -234,26 +290,30 @@ def _preconditioner(ops, hessians, lam):
     return precondition
 
 
+_NEGATED_SIGNS = [(None, None)]   # (operator, −Ysᵀ): the last one asked for
+
+
+def _negated_signs_t(ops):
+    """``−Ysᵀ`` (k × n, C order) of the SM3L operator ``ops``, kept for the last operator asked for: the
+    separable Newton loop and the candidate scoring read it at every addition of a greedy run."""
+    entry = _NEGATED_SIGNS[0]
+    if entry[0] is not ops:
+        entry = (ops, -np.ascontiguousarray(ops.signed.T))
+        _NEGATED_SIGNS[0] = entry
+    return entry[1]
+
+
 def _separable(ops, R_inv) -> bool:
     """SM3L with a diagonal R⁻¹ (off-diagonal entries exactly 0): the objective is a sum of one
     problem per label, which both the per-label Newton steps and the candidate scoring rely on."""
     return ops.model == "sm3l" and not np.any(R_inv - np.diag(np.diag(R_inv)))
 
 
-def _line_steps_per_class(C, D, margin_t, change_t, lam, R_inv, weight):
-    """Separable SM3L: the exact step length of each label's own Newton direction (k problems in
-    one batched search; ``margin_t`` = (1 + T(F))ᵀ and ``change_t`` = T(ZD)ᵀ, k × n). One common step
-    would let the slowest label hold back all the others."""
-    scale = lam * np.diag(R_inv)
-    t, _ = minimize_with_decrease(scale * np.sum(D * D, axis=0), scale * np.sum(C * D, axis=0),
-                                  margin_t, change_t, weight)
-    return t
-
-
-def _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history):
-    """The Newton stop test of one iterate from its slacks ``xi`` and ``coupling`` = ZᵀTᵀ(2c·ξ) (either
-    layout of xi): ``(relative gap, max(|gap|, scaled stationarity))``, recorded in ``history``."""
-    primal, dual, gap = _objective_and_dual(Z, C, None, ops, lam, R, R_inv, xi, coupling)
+def _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history, sums=None):
+    """The Newton stop test of one iterate from its slacks ``xi`` (either layout) or their ``sums``
+    (Σξ, Σξ²) and ``coupling`` = ZᵀTᵀ(2c·ξ): ``(relative gap, max(|gap|, scaled stationarity))``,
+    recorded in ``history``."""
+    primal, dual, gap = _objective_and_dual(Z, C, None, ops, lam, R, R_inv, xi, coupling, sums)
     stop_value = max(abs(gap), _stationarity(Z, C, None, ops, lam, R_inv, factor, coupling))
     if history is not None:
         for key, value in (("primal", primal), ("dual", dual), ("stop_value", stop_value), ("relative_gap", gap)):
@@ -262,39 +322,57 @@ def _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history):
 
 
 def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate):
-    """The joint Newton loop of :func:`newton_fixed_basis` for SM3L with a diagonal R⁻¹ (one exact
-    Newton step per label, each with its own exact step length), on the scores transposed (k × n,
-    one copy in and one out): the per-label line search reads its k rows of n terms contiguously,
-    which the n × k layout gave only through two transposed copies per step (bibtex, 159 labels,
-    |J| = 200: ≈ 4 s of the fit). Same iterates as the n × k loop up to round-off."""
-    signed_t = np.ascontiguousarray(ops.signed.T)
-    negated_t = -signed_t                                    # Tᵀ(V) = −Ys∘V
-    F_t = np.ascontiguousarray(F.T)
+    """The joint Newton loop of :func:`newton_fixed_basis` for SM3L with a diagonal R⁻¹: k independent
+    label problems, one exact Newton step per label, each with its own exact step length.
+
+    A label whose step changed the state of none of its terms (its active set after the step is the
+    one its Newton direction was computed on) has reached the exact minimiser of its problem (the
+    step solved the label's objective on that active set, whose gradient is then 0): it takes no more
+    steps on this basis (bibtex, |J| = 200: most labels settle in one or two steps, a few need five or
+    more). Its slacks and coupling column stay those of its last iterate, so the stop test still reads
+    every label; the labels still moving take the same steps as without this. The scores are kept
+    transposed (k × n, one copy in and one out): the line search reads each label's n terms
+    contiguously; F is returned as the transpose of that array (n × k, Fortran order)."""
+    negated_t = _negated_signs_t(ops)                        # Tᵀ(V) = −Ys∘V
+    F_t = np.ascontiguousarray(F.T)                          # free when F is the transpose of a k × n array
+    C = np.array(C)
     Z_t = Z.T
     w2 = 2 * ops.weight
+    scale = lam * np.diag(R_inv)
     stop_value = np.inf
-    margin_t = np.empty_like(F_t)
+    margin_t = negated_t * F_t
+    margin_t += 1.0                                          # (1 + T(F))ᵀ, T(F) = −Ys∘F
+    xi_t = np.maximum(margin_t, 0.0)
+    xi_sums, xi_squares = xi_t.sum(axis=1), np.sum(xi_t * xi_t, axis=1)   # per label, for the gap
+    # ZᵀTᵀ(2c·ξ), transposed: the factor 2c (= 2) applied after the product (a power of two: the same bits)
+    coupling_t = w2 * ((negated_t * xi_t) @ Z)
+    hessians.refresh(Z, (w2 * (margin_t > 0)).T)             # the curvature ω, transposed
+    moving = np.arange(C.shape[1])                           # the labels not yet at their minimiser
     for iteration in range(max_iter + 1):
-        np.multiply(negated_t, F_t, out=margin_t)
-        margin_t += 1.0                                      # (1 + T(F))ᵀ, T(F) = −Ys∘F
-        xi_t = np.maximum(margin_t, 0.0)
-        # ZᵀTᵀ(2c·ξ): the factor 2c (= 2) applied after the product (a power of two: the same bits)
-        coupling = w2 * ((negated_t * xi_t) @ Z).T
-        gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi_t, coupling, factor, history)
+        gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, None, coupling_t.T, factor, history,
+                                      sums=(float(xi_sums.sum()), float(xi_squares.sum())))
         if on_iterate is not None:
             on_iterate(C, F_t.T)
         if stop_value <= tol:
-            return C, np.ascontiguousarray(F_t.T), iteration, stop_value, True
+            return C, F_t.T, iteration, stop_value, True
         if iteration == max_iter:
             break
-        hessians.refresh(Z, (w2 * (margin_t > 0)).T)         # the curvature ω, transposed
-        gradient = lam * C @ R_inv + coupling
-        D = np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(C.shape[1])])
-        change_t = D.T @ Z_t                                 # (ZD)ᵀ
-        t = _line_steps_per_class(C, D, margin_t, negated_t * change_t, lam, R_inv, ops.weight)
-        C = C + t * D
-        F_t += t[:, None] * change_t
-    return C, np.ascontiguousarray(F_t.T), max_iter, stop_value, False
+        if moving.size == 0:   # every label at its minimiser, the stop value above tol by round-off
+            moving = np.arange(C.shape[1])
+        gradient = scale[moving] * C[:, moving] + coupling_t[moving].T
+        D = np.column_stack([hessians.solve(r, -gradient[:, m]) for m, r in enumerate(moving.tolist())])
+        change_t = D.T @ Z_t                                 # (ZD)ᵀ of the moving labels
+        t = sm3l_line_steps(scale[moving] * np.sum(D * D, axis=0), scale[moving] * np.sum(C[:, moving] * D, axis=0),
+                            margin_t, negated_t, change_t, moving, ops.weight)
+        C[:, moving] += t * D
+        weighted, pair_label, pair_point = sm3l_take_steps(F_t, change_t, t, negated_t, moving, margin_t,
+                                                           xi_sums, xi_squares)
+        coupling_t[moving] = w2 * (weighted @ Z)
+        # the new curvature on the pairs whose term changed state; the labels without any are done
+        labels = moving[pair_label]
+        hessians.set_pairs(Z, labels, pair_point, w2 * (margin_t[labels, pair_point] > 0))
+        moving = np.unique(labels)
+    return C, F_t.T, max_iter, stop_value, False
 
 
 def _line_step(ops, F, C, D, dF, lam, R_inv, margin=None):
@@ -450,8 +528,12 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
         # κ × k problems at once, their sums as matrix products (bibtex, 159 labels: 25 × 159 problems
         # of 4880 terms per addition)
         scale = np.diag(R_inv)
+        negated_t = _negated_signs_t(ops)
+        # u and −Ys as transposes of k × n arrays (F is one after the separable Newton loop): read label
+        # by label without a transposed copy
+        u = (1.0 + negated_t * np.asarray(F).T).T
         t, gain = minimize_outer_terms(lam * K_jj[:, None] * scale, lam * F[candidates] * scale,
-                                       1.0 - ops.signed * F, -ops.signed, columns, ops.weight)
+                                       u, negated_t.T, columns, ops.weight)
         return gain.sum(axis=1), t
     if ops.model == "smsvm":   # the terms written and solved in one compiled loop
         return smsvm_candidate_gains(F, ops.label, columns, K_jj, F[candidates], lam, R_inv, ops.weight)
@@ -544,7 +626,7 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         hessians.grow(features(), z)
         L_buffer[d, :d], L_buffer[d, d], Z_buffer[:, d] = line, pivot, z
         C = np.vstack([C + np.outer(line, coef), pivot * coef[None, :]])
-        F = F + np.outer(column, coef)
+        F = np.add(F, np.outer(column, coef), out=np.empty_like(F))   # F keeps its memory layout
         chosen.append(int(j))
 
     def eligible(js, columns):
