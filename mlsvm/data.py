@@ -373,7 +373,9 @@ class RankingPairs:
     def flat_index(self) -> tuple[np.ndarray, np.ndarray]:
         """Row-major positions ``i·q + k`` and ``i·q + l`` of each pair's two entries (1-D
         indexing and ``bincount`` are several times faster than 2-D indexing and ``add.at``)."""
-        return self.instance * self.n_labels + self.relevant, self.instance * self.n_labels + self.irrelevant
+        index = np.int32 if self.n_samples * self.n_labels < 2**31 else np.int64   # n·q may exceed int32
+        base = self.instance.astype(index) * index(self.n_labels)
+        return base + self.relevant, base + self.irrelevant
 
     def gather(self, F: np.ndarray) -> np.ndarray:
         """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F``."""
@@ -392,7 +394,8 @@ class RankingPairs:
         n, q, T = self.n_samples, self.n_labels, self.n_pairs
 
         def index(label):
-            return self.instance * q + label if order == "C" else self.instance + n * label
+            instance = self.instance.astype(np.int64)   # n·q may exceed the int32 indices' range
+            return instance * q + label if order == "C" else instance + n * np.asarray(label, dtype=np.int64)
 
         rows = np.repeat(np.arange(T), 2)
         cols = np.column_stack([index(self.relevant), index(self.irrelevant)]).ravel()
@@ -431,9 +434,11 @@ def ranking_pairs(Y, *, require_pairs: bool = True) -> RankingPairs:
             "Y gives no ranking pairs: every instance has either all labels or none "
             f"({n} instances, {q} labels); a ranking model needs at least one instance with both "
             "a relevant and an irrelevant label")
-    instance = np.repeat(np.arange(n), counts)
-    relevant = np.empty(total, dtype=np.int64)
-    irrelevant = np.empty(total, dtype=np.int64)
+    # int32 indices (4 bytes a pair each, against 8) whenever n and q fit: T reaches millions
+    index = np.int32 if max(n, q) < 2**31 else np.int64
+    instance = np.repeat(np.arange(n, dtype=index), counts)
+    relevant = np.empty(total, dtype=index)
+    irrelevant = np.empty(total, dtype=index)
     for i in np.flatnonzero(counts):
         pos = np.flatnonzero(Y[i])
         neg = np.flatnonzero(~Y[i])

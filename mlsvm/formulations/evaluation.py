@@ -191,6 +191,17 @@ def _scaled(residual: float, *terms: float) -> float:
     return residual / (1.0 + max((0.0, *terms)))
 
 
+def _positive_part(v: np.ndarray) -> np.ndarray:
+    """``max(v, 0)``, overwriting the temporary ``v``."""
+    return np.maximum(v, 0.0, out=v)
+
+
+def _times(v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``v ∘ w``, overwriting the temporary ``v``."""
+    v *= w
+    return v
+
+
 def qp_residuals(P, q, x, *, G=None, h=None, z=None, A=None, b=None, y=None,
                  lb=None, ub=None, z_box=None) -> dict[str, float]:
     """Scaled residuals ``primal``, ``dual``, ``complementarity``, ``gap`` at ``(x, z, y, z_box)``.
@@ -234,7 +245,7 @@ def qp_residuals(P, q, x, *, G=None, h=None, z=None, A=None, b=None, y=None,
     if G is not None:
         G = aslinearoperator(G)
         Gx, Gtz = G.matvec(x), G.rmatvec(z)
-        stationarity = stationarity + Gtz
+        stationarity += Gtz
         primal.append(inf_norm(np.maximum(Gx - h, 0.0)))
         primal_terms += [inf_norm(Gx), inf_norm(h)]
         dual_terms.append(inf_norm(Gtz))
@@ -245,34 +256,42 @@ def qp_residuals(P, q, x, *, G=None, h=None, z=None, A=None, b=None, y=None,
     if A is not None:
         A = aslinearoperator(A)
         Ax, Aty = A.matvec(x), A.rmatvec(y)
-        stationarity = stationarity + Aty
+        stationarity += Aty
         primal.append(inf_norm(Ax - b))
         primal_terms += [inf_norm(Ax), inf_norm(b)]
         dual_terms.append(inf_norm(Aty))
         gap_terms.append(float(b @ y))
+        del Ax, Aty
     if z_box is not None:
         z_box = np.asarray(z_box, dtype=np.float64)
-        stationarity = stationarity + z_box
+        stationarity += z_box
         dual_terms.append(inf_norm(z_box))
-        upper, lower = np.maximum(z_box, 0.0), np.minimum(z_box, 0.0)
+    # the norm only from here: the vectors below are formed one or two at a time (large QPs)
+    stationarity_norm = inf_norm(stationarity)
+    del stationarity, Px
+    if z_box is not None:
+        upper = np.maximum(z_box, 0.0)
         if ub is not None:
-            primal.append(inf_norm(np.maximum(x - ub, 0.0)))
-            compl.append(inf_norm(upper * (ub - x)))
+            primal.append(inf_norm(_positive_part(x - ub)))
+            compl.append(inf_norm(_times(ub - x, upper)))
             gap_terms.append(float(ub @ upper))
-        if lb is not None:
-            primal.append(inf_norm(np.maximum(lb - x, 0.0)))
-            compl.append(inf_norm(lower * (x - lb)))
-            gap_terms.append(float(lb @ lower))
-        if ub is None:  # an upper multiplier without an upper bound is dual infeasible
+        else:  # an upper multiplier without an upper bound is dual infeasible
             dual_infeasible = max(dual_infeasible, inf_norm(upper))
-        if lb is None:
+        del upper
+        lower = np.minimum(z_box, 0.0)
+        if lb is not None:
+            primal.append(inf_norm(_positive_part(lb - x)))
+            compl.append(inf_norm(_times(x - lb, lower)))
+            gap_terms.append(float(lb @ lower))
+        else:
             dual_infeasible = max(dual_infeasible, inf_norm(lower))
+        del lower
         bounds = [inf_norm(v) for v in (lb, ub) if v is not None]
         compl_terms.append(inf_norm(z_box) * max([inf_norm(x), *bounds]))
     gap = abs(sum(gap_terms))
     return {
         "primal": _scaled(max(primal), *primal_terms),
-        "dual": _scaled(max(inf_norm(stationarity), dual_infeasible), *dual_terms),
+        "dual": _scaled(max(stationarity_norm, dual_infeasible), *dual_terms),
         "complementarity": _scaled(max(compl), *compl_terms),
         "gap": _scaled(gap, *(abs(t) for t in gap_terms)),
     }

@@ -317,11 +317,14 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
     """
     T = problem.pairs.n_pairs
     eta = np.concatenate([alpha, beta])
-    linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
+    linear = np.empty(2 * T)
+    linear[:T], linear[T:] = problem.theta - 1.0, problem.theta + 1.0
     if margins is None:
         margins = pair_margins(problem, coef_from_dual(problem, alpha, beta))
-    gradient = np.concatenate(dual_gradient(problem, alpha, beta, margins))
+    gradient = np.empty(2 * T)   # the halves written in place: no T-sized pieces to concatenate
+    gradient[:T], gradient[T:] = dual_gradient(problem, alpha, beta, margins)
     product_at_eta = gradient - linear
+    z_box = np.negative(gradient, out=gradient)
     full = _dual_operator(problem)
 
     def matvec(vector):
@@ -329,7 +332,7 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
         return product_at_eta if np.array_equal(vector, eta) else full.matvec(vector)
 
     operator = LinearOperator((2 * T, 2 * T), matvec=matvec, rmatvec=matvec, dtype=np.float64)
-    return qp_residuals(operator, linear, eta, lb=np.zeros(2 * T), ub=None, z_box=-gradient)
+    return qp_residuals(operator, linear, eta, lb=np.zeros(2 * T), ub=None, z_box=z_box)
 
 
 def cvxpy_primal(problem: MLODMProblem):

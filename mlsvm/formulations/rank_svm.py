@@ -42,6 +42,7 @@ from scipy.sparse.linalg import LinearOperator
 from mlsvm.data import RankingPairs, check_scalar, ranking_pairs
 from mlsvm.formulations.evaluation import Evaluation, linear_weights, qp_residuals
 from mlsvm.kernels import Kernel, check_gram, gram_factor
+from mlsvm.solvers.compiled import compiled
 
 __all__ = ["RankSVMProblem", "make_problem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
            "coef_from_dual", "primal_objective", "dual_objective", "dual_gradient", "decision_function",
@@ -51,10 +52,13 @@ __all__ = ["RankSVMProblem", "make_problem", "cvxpy_primal", "cvxpy_dual", "eval
 
 @dataclass(frozen=True)
 class RankSVMProblem:
-    """A Rank-SVM training problem: Gram matrix, pairs, ``C`` and the compiled pair operators.
+    """A Rank-SVM training problem: Gram matrix, pairs, ``C`` and the pair operators.
 
-    ``incidence`` is ``D`` (T × nQ) and ``equality`` the Q × T matrix of the equalities
-    (``equality @ α = Σ_i β_i``); both sparse with two non-zeros per column/row of a pair.
+    :meth:`gather`, :meth:`scatter`, :meth:`balance` (``Aα``) and :meth:`equality_adjoint`
+    (``Aᵀb``) are compiled loops over the pairs' index arrays (int32): memory ``T`` floats for
+    their result, nothing else T-sized. The sparse matrices ``incidence`` (``D``, T × nQ) and
+    ``equality`` (``A``, Q × T, ``equality @ α = Σ_i β_i``) are formed only when a solver asks for
+    them (the CVXPY references, the LPs, the working-set and interior-point solvers), then kept.
     ``features`` (optional, n × d with ``features featuresᵀ = gram``: ``X`` for the linear kernel)
     is a factor of the Gram matrix (``"fast"`` reads its width); with features, ``gram`` may be
     None and every product with K goes through the features (:meth:`kernel_times`).
@@ -70,12 +74,6 @@ class RankSVMProblem:
         Regularisation constant C > 0.
     upper : array of shape (T,)
         Box upper bounds ``u_t = C/(|Y_i||Ȳ_i|)``, one per pair.
-    incidence : scipy.sparse.csr_matrix of shape (T, nQ)
-        The pair incidence matrix D.
-    equality : scipy.sparse.csr_matrix of shape (Q, T)
-        The matrix of the equalities (``equality @ α = Σ_i β_i``).
-    equality_transpose : scipy.sparse.csr_matrix of shape (T, Q)
-        Its transpose, stored for the products with it.
     features : array of shape (n, d) or None, optional
         A factor of the Gram matrix (``features featuresᵀ = gram``), e.g. X for the linear kernel.
     """
@@ -84,9 +82,6 @@ class RankSVMProblem:
     pairs: RankingPairs
     C: float
     upper: np.ndarray = field(repr=False)
-    incidence: sp.csr_matrix = field(repr=False)
-    equality: sp.csr_matrix = field(repr=False)
-    equality_transpose: sp.csr_matrix = field(repr=False)
     features: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -100,6 +95,27 @@ class RankSVMProblem:
     @property
     def n_pairs(self) -> int:
         return self.pairs.n_pairs
+
+    @cached_property
+    def incidence(self) -> sp.csr_matrix:
+        """The pair incidence matrix D (T × nQ, CSR): ``gather(F) = D vec(F)``; formed on first use."""
+        return self.pairs.gather_matrix("C")
+
+    @cached_property
+    def equality(self) -> sp.csr_matrix:
+        """The Q × T matrix A of the equalities (``A α = Σ_i β_i``, CSR); formed on first use."""
+        pairs, T = self.pairs, self.n_pairs
+        indptr = np.arange(0, 2 * T + 1, 2, dtype=np.int64)
+        indices = np.empty(2 * T, dtype=np.int32)
+        indices[0::2], indices[1::2] = pairs.relevant, pairs.irrelevant
+        data = np.empty(2 * T)
+        data[0::2], data[1::2] = 1.0, -1.0
+        return sp.csc_matrix((data, indices, indptr), shape=(self.n_labels, T)).tocsr()
+
+    @cached_property
+    def equality_transpose(self) -> sp.csr_matrix:
+        """``Aᵀ`` (T × Q, CSR); formed on first use."""
+        return self.equality.T.tocsr()
 
     @cached_property
     def kernel_matrix(self) -> np.ndarray:
@@ -140,16 +156,96 @@ class RankSVMProblem:
         return np.asarray(self.features.T @ beta)
 
     def scatter(self, alpha: np.ndarray) -> np.ndarray:
-        """``β = scatter(α)``, shape (n, Q) (eq. (13))."""
-        return (self.incidence.T @ alpha).reshape(self.n_samples, self.n_labels)
+        """``β = scatter(α)``, shape (n, Q) (eq. (13)).
+
+        Parameters
+        ----------
+        alpha : array of shape (T,)
+            One value per pair.
+        """
+        pairs = self.pairs
+        alpha = np.ascontiguousarray(alpha, dtype=np.float64).ravel()
+        if alpha.size != self.n_pairs:
+            raise ValueError(f"alpha must have {self.n_pairs} entries; got {alpha.size}")
+        beta = np.zeros((self.n_samples, self.n_labels))
+        _scatter_pairs(alpha, pairs.offsets, pairs.relevant, pairs.irrelevant, beta)
+        return beta
 
     def gather(self, F: np.ndarray) -> np.ndarray:
-        """Pair margins ``F[i,k] − F[i,l]``."""
-        return self.incidence @ F.ravel()
+        """Pair margins ``F[i,k] − F[i,l]``.
+
+        Parameters
+        ----------
+        F : array of shape (n, Q)
+            Scores (or any per-instance, per-label values; a flat ``n·Q`` vector is read row-major).
+        """
+        F = np.ascontiguousarray(F, dtype=np.float64).reshape(self.n_samples, self.n_labels)
+        pairs = self.pairs
+        out = np.empty(self.n_pairs)
+        _gather_pairs(F, pairs.offsets, pairs.relevant, pairs.irrelevant, out)
+        return out
+
+    def balance(self, alpha: np.ndarray) -> np.ndarray:
+        """``Aα = Σ_i β_i`` (Q,): the equalities' left-hand side, without forming A.
+
+        Parameters
+        ----------
+        alpha : array of shape (T,)
+            One value per pair.
+        """
+        alpha = np.asarray(alpha, dtype=np.float64).ravel()
+        q = self.n_labels
+        return (np.bincount(self.pairs.relevant, alpha, minlength=q)
+                - np.bincount(self.pairs.irrelevant, alpha, minlength=q))
 
     def equality_adjoint(self, b: np.ndarray) -> np.ndarray:
-        """``Aᵀb``: ``b_k − b_l`` per pair."""
-        return self.equality_transpose @ b
+        """``Aᵀb``: ``b_k − b_l`` per pair.
+
+        Parameters
+        ----------
+        b : array of shape (Q,)
+            One value per label.
+        """
+        b = np.ascontiguousarray(b, dtype=np.float64).ravel()
+        out = np.empty(self.n_pairs)
+        _label_differences(b, self.pairs.relevant, self.pairs.irrelevant, out)
+        return out
+
+    def equality_operator(self) -> LinearOperator:
+        """A (Q × T) as a LinearOperator (:meth:`balance`, :meth:`equality_adjoint`): no matrix."""
+        return LinearOperator((self.n_labels, self.n_pairs), matvec=self.balance, rmatvec=self.equality_adjoint,
+                              dtype=np.float64)
+
+
+@compiled
+def _gather_pairs(F, offsets, relevant, irrelevant, out):
+    """``out[t] = F[i, k] − F[i, l]`` for the pairs ``t = (i, k, l)`` (instance i's in ``offsets[i]:offsets[i + 1]``)."""
+    for i in range(offsets.size - 1):
+        for t in range(offsets[i], offsets[i + 1]):
+            out[t] = F[i, relevant[t]] - F[i, irrelevant[t]]
+
+
+@compiled
+def _scatter_pairs(values, offsets, relevant, irrelevant, out):
+    """``out[i, k] += v_t``, ``out[i, l] −= v_t`` for the pairs ``t = (i, k, l)`` (adjoint of :func:`_gather_pairs`)."""
+    for i in range(offsets.size - 1):
+        for t in range(offsets[i], offsets[i + 1]):
+            out[i, relevant[t]] += values[t]
+            out[i, irrelevant[t]] -= values[t]
+
+
+@compiled
+def _label_differences(b, relevant, irrelevant, out):
+    """``out[t] = b[k] − b[l]`` for the pairs ``t = (i, k, l)``."""
+    for t in range(relevant.size):
+        out[t] = b[relevant[t]] - b[irrelevant[t]]
+
+
+@compiled
+def _label_pair_sums(weights, relevant, irrelevant, out):
+    """``out[k, l] += w_t`` for the pairs ``t = (i, k, l)`` (Q × Q)."""
+    for t in range(relevant.size):
+        out[relevant[t], irrelevant[t]] += weights[t]
 
 
 def make_problem(gram, Y, C: float, *, check_psd: bool = True, features=None) -> RankSVMProblem:
@@ -189,14 +285,7 @@ def make_problem(gram, Y, C: float, *, check_psd: bool = True, features=None) ->
     pairs = ranking_pairs(Y)
     if pairs.n_samples != n:
         raise ValueError(f"Y has {pairs.n_samples} rows but the Gram matrix has {n}")
-    q, T = pairs.n_labels, pairs.n_pairs
-    incidence = pairs.gather_matrix("C")
-    rows = np.repeat(np.arange(T), 2)
-    signs = np.tile([1.0, -1.0], T)
-    labels = np.column_stack([pairs.relevant, pairs.irrelevant]).ravel()
-    equality = sp.csr_matrix((signs, (labels, rows)), shape=(q, T))
-    return RankSVMProblem(gram, pairs, float(C), C * pairs.weight, incidence, equality, equality.T.tocsr(),
-                          features)
+    return RankSVMProblem(gram, pairs, float(C), C * pairs.weight, features)
 
 
 def center_biases(b: np.ndarray) -> np.ndarray:
@@ -355,7 +444,9 @@ def dual_gradient(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:
     alpha : array of shape (T,)
         Pair multipliers α_ikl.
     """
-    return problem.gather(problem.kernel_times(problem.scatter(alpha))) - 1.0
+    gradient = problem.gather(problem.kernel_times(problem.scatter(alpha)))
+    gradient -= 1.0
+    return gradient
 
 
 def decision_function(beta: np.ndarray, b: np.ndarray, gram_test: np.ndarray) -> np.ndarray:
@@ -459,11 +550,16 @@ def restore_equalities(problem: RankSVMProblem, alpha: np.ndarray, slack: np.nda
     """
     slack = problem.upper - alpha if slack is None else slack
     weights = np.maximum(np.minimum(alpha, slack), 0.0)
-    balance = problem.equality @ alpha
-    scaled = problem.equality.multiply(weights[None, :]).tocsr()
-    correction = -weights * problem.equality_adjoint(np.linalg.pinv((scaled @ problem.equality.T).toarray()) @ balance)
+    balance = problem.balance(alpha)
+    # AWAᵀ (Q × Q): pair (k, l) adds w_t at (k, k) and (l, l), −w_t at (k, l) and (l, k)
+    by_pair = np.zeros((problem.n_labels, problem.n_labels))
+    _label_pair_sums(weights, problem.pairs.relevant, problem.pairs.irrelevant, by_pair)
+    normal = -(by_pair + by_pair.T)
+    normal[np.diag_indices_from(normal)] = by_pair.sum(axis=1) + by_pair.sum(axis=0)
+    correction = problem.equality_adjoint(np.linalg.pinv(normal) @ balance)
+    correction *= -weights
     corrected = np.clip(alpha + correction, 0.0, problem.upper)
-    if np.max(np.abs(problem.equality @ corrected)) < np.max(np.abs(balance)):
+    if np.max(np.abs(problem.balance(corrected))) < np.max(np.abs(balance)):
         return corrected
     return np.clip(alpha, 0.0, problem.upper)
 
@@ -473,7 +569,7 @@ def _operators(problem: RankSVMProblem):
     T = problem.n_pairs
     hessian = LinearOperator((T, T), matvec=lambda v: problem.gather(problem.kernel_times(problem.scatter(np.ravel(v)))),
                              dtype=np.float64)
-    return hessian, problem.equality
+    return hessian, problem.equality_operator()
 
 
 def kkt_residuals(problem: RankSVMProblem, alpha: np.ndarray, b: np.ndarray) -> dict[str, float]:
@@ -493,9 +589,17 @@ def kkt_residuals(problem: RankSVMProblem, alpha: np.ndarray, b: np.ndarray) -> 
     """
     hessian, equality = _operators(problem)
     b = np.asarray(b, dtype=np.float64)
-    z_box = -(dual_gradient(problem, alpha) + problem.equality_adjoint(b))
+    z_box = dual_gradient(problem, alpha)    # −(∇ + Aᵀb), in place: T floats, not four
+    z_box += problem.equality_adjoint(b)
+    np.negative(z_box, out=z_box)
     return qp_residuals(hessian, -np.ones(problem.n_pairs), alpha, A=equality, b=np.zeros(problem.n_labels),
                         y=b, lb=np.zeros(problem.n_pairs), ub=problem.upper, z_box=z_box)
+
+
+def _hinge(margins: np.ndarray) -> np.ndarray:
+    """``max(0, 1 − m)``, overwriting ``margins`` (a temporary of the caller)."""
+    np.subtract(1.0, margins, out=margins)
+    return np.maximum(margins, 0.0, out=margins)
 
 
 def evaluate(problem: RankSVMProblem, primal: dict, dual: dict | None = None) -> Evaluation:
@@ -524,7 +628,7 @@ def evaluate(problem: RankSVMProblem, primal: dict, dual: dict | None = None) ->
     W = linear_weights(problem.features, primal, problem.n_labels)
     if W is not None:   # the linear kernel's weights: ½‖W‖² and the scores XW + 1bᵀ
         beta, scores = None, np.asarray(problem.features @ W) + b[None, :]
-        value = float(0.5 * np.sum(W * W) + problem.upper @ np.maximum(0.0, 1.0 - problem.gather(scores)))
+        value = float(0.5 * np.sum(W * W) + problem.upper @ _hinge(problem.gather(scores)))
     else:
         if primal.get("beta") is not None:
             beta = np.asarray(primal["beta"], dtype=np.float64)
@@ -535,7 +639,7 @@ def evaluate(problem: RankSVMProblem, primal: dict, dual: dict | None = None) ->
         if problem.gram is None:   # W = Xᵀβ: ½‖W‖² and the scores XW + 1bᵀ, no n × n matrix
             W = problem.weights(beta)
             scores = np.asarray(problem.features @ W) + b[None, :]
-            value = float(0.5 * np.sum(W * W) + problem.upper @ np.maximum(0.0, 1.0 - problem.gather(scores)))
+            value = float(0.5 * np.sum(W * W) + problem.upper @ _hinge(problem.gather(scores)))
         else:
             scores, value = decision_function(beta, b, problem.gram), primal_objective(problem, beta, b)
     evaluation = Evaluation(value, extra={"beta": beta, "b": b, "scores": scores})

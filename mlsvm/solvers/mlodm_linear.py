@@ -178,6 +178,8 @@ def _newton(problem, tol, max_iter, random_state, callback):
         below = np.maximum(0.0, 1.0 - theta - margins)
         above = np.maximum(0.0, margins - 1.0 - theta)
         alpha, beta = scaled_weight * below, mu * scaled_weight * above
+        objective = 0.5 * np.sum(W * W) + 0.5 * scaled_weight @ (below * below + mu * above * above)
+        del below, above   # 2T floats less while the certificate runs
         check = certificate(problem, alpha, beta)
         _record(history, check, iteration)
         history["hessian_products"].append(products)
@@ -186,7 +188,6 @@ def _newton(problem, tol, max_iter, random_state, callback):
         if check["stop_value"] <= tol:
             reason = "converged"
             break
-        objective = 0.5 * np.sum(W * W) + 0.5 * scaled_weight @ (below * below + mu * above * above)
         if objective < best:
             best, since_best = objective, 0
         else:

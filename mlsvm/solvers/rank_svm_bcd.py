@@ -239,7 +239,9 @@ def _check(problem, X, centre, alpha, nu, rho):
     scores = (np.asarray(X @ W) - projected[None, :] - np.outer(centre.products - centre.square, s)
               + (nu + rho * s)[None, :])
     centred = W - np.outer(centre.vector, s)
-    return beta, W, s, projected, float(np.sum(centred * centred)), problem.gather(scores) - 1.0
+    gradient = problem.gather(scores)
+    gradient -= 1.0
+    return beta, W, s, projected, float(np.sum(centred * centred)), gradient
 
 
 class _Centre:
@@ -252,10 +254,47 @@ class _Centre:
         self.square = float(self.vector @ self.vector)
 
 
-def _violation(alpha, upper, gradient):
-    """Projected-gradient violation per pair (in gradient units)."""
-    return np.where(alpha <= 0.0, np.maximum(-gradient, 0.0),
-                    np.where(alpha >= upper, np.maximum(gradient, 0.0), np.abs(gradient)))
+@compiled
+def _largest_violation(alpha, upper, gradient):
+    """The largest projected-gradient violation over the pairs (in gradient units)."""
+    largest = 0.0
+    for t in range(alpha.size):
+        g = gradient[t]
+        if alpha[t] <= 0.0:
+            g = -g
+        elif alpha[t] < upper[t]:
+            g = abs(g)
+        largest = max(largest, g)
+    return largest
+
+
+@compiled
+def _settled(alpha, upper, gradient, start, instances, threshold, settled):
+    """``settled[j]``: every pair of instance ``instances[j]`` sits on a bound with the gradient
+    pushing outward by more than ``threshold`` (the shrinking test)."""
+    for j in range(instances.size):
+        i = instances[j]
+        settled[j] = True
+        for t in range(start[i], start[i + 1]):
+            if alpha[t] <= 0.0:
+                outward = gradient[t]
+            elif alpha[t] >= upper[t]:
+                outward = -gradient[t]
+            else:
+                outward = -np.inf
+            if not outward > threshold:
+                settled[j] = False
+                break
+
+
+@compiled
+def _hinge_sum(upper, gradient):
+    """``Σ_t u_t max(0, −g_t)``: the primal's loss, with ``g_t = margin_t − 1``."""
+    total = 0.0
+    for t in range(upper.size):
+        if gradient[t] < 0.0:
+            total -= upper[t] * gradient[t]
+    return total
 
 
 def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 2000,
@@ -326,14 +365,11 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         # ---- full check: exact W, s and gradients; inner convergence; shrinking
         beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
         shift = nu + rho * s - projected   # z's per-label part, kept by the passes; the s·(x_iᵀm − ‖m‖²) part in the pass
-        violation_per_pair = _violation(alpha, upper, gradient)
-        inner = float(np.max(violation_per_pair))
+        inner = float(_largest_violation(alpha, upper, gradient))
         if inner > inner_tol:
             # shrink: instances all of whose pairs are at a bound, pushed outward by a margin
-            outward = np.where(alpha <= 0.0, gradient, np.where(alpha >= upper, -gradient, -np.inf))
-            settled = np.minimum.reduceat(outward > SHRINK_MARGIN * inner, blocks.start[:-1][blocks.instances]) \
-                if blocks.instances.size else np.zeros(0, bool)
-            settled = settled.astype(bool)
+            settled = np.zeros(blocks.instances.size, dtype=bool)
+            _settled(alpha, upper, gradient, blocks.start, blocks.instances, SHRINK_MARGIN * inner, settled)
             kept = blocks.instances[~settled]
             active = kept if kept.size else blocks.instances
             continue
@@ -342,13 +378,14 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         n_outer += 1
         nu = nu + rho * s
         violation = float(np.max(np.abs(s)))
-        margins = gradient + 1.0   # gather(XW) + Aᵀ(ν_old + ρs): the margins at the new ν
-        primal = 0.5 * quadratic + float(upper @ np.maximum(0.0, 1.0 - margins))
+        # gradient + 1 = gather(XW) + Aᵀ(ν_old + ρs): the margins at the new ν
+        primal = 0.5 * quadratic + float(_hinge_sum(upper, gradient))
         dual = float(alpha.sum()) - 0.5 * quadratic
         gap = relative_gap(primal, dual)
         stop_value = max(abs(gap), violation / scale)
         point = ({"beta": beta, "b": nu - projected - np.mean(nu - projected)}, {"alpha": alpha})
         if stop_value <= tol:
+            gradient = None   # recomputed by the next check; T floats less while the certificate runs
             stop_value, point = _certify(problem, alpha, nu, centre, tol)
             converged = stop_value <= tol
         for key, value in zip(history, (n_pass, stop_value, gap, violation)):
