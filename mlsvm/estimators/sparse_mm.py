@@ -2,8 +2,9 @@
 
 Solvers (:mod:`mlsvm.registry.sparse_mm`): ``"fast"`` (default) = ``"greedy-joint"``, Algorithm 4
 with a joint Newton step on all classes; ``"greedy"``: Algorithm 4 as in the paper (one Newton step
-per class, Alg. 3); ``"cvxpy"``: the full model (J = all training points), its derived dual by
-CVXPY, the ground truth (``d_max`` and ``kappa`` are not used). ``tol`` bounds the relative duality
+per class, Alg. 3); ``"full"``: the full model (J = all training points) by dual coordinate descent
+(:mod:`mlsvm.solvers.sparse_mm_full`; with the linear kernel on X, no n × n matrix); ``"cvxpy"``: the
+full model, its derived dual by CVXPY, the ground truth (``d_max`` and ``kappa`` are used by neither). ``tol`` bounds the relative duality
 gap and the scaled stationarity residual; ``max_iter`` the Newton steps of the whole run.
 Fitted: ``coef_`` (``|J|`` × k), ``basis_indices_``, ``n_basis_`` = ``|J|``, ``objective_path_`` (e_J after
 each added basis vector), ``n_support_`` (training points with a nonzero multiplier; for J = all the
@@ -48,9 +49,12 @@ min_rel_decrease : float
     def _train_gram(self, X):
         """The greedy solvers read only the columns of K at the basis and the candidates: they get
         :class:`mlsvm.formulations.sparse_mm.KernelColumns` (computed from X, sparse X kept sparse;
-        memory ``n·(|J| + κ)``, not n²). The CVXPY full model, a precomputed Gram matrix and the poly
-        kernel with ``coef0 < 0`` (whose Gram matrix is checked PSD) take the n × n matrix."""
-        if self.kernel == "precomputed" or self.solver == "cvxpy" or (self.kernel == "poly" and self.coef0 < 0):
+        memory ``n·(|J| + κ)``, not n²), and so does the full model's dual coordinate descent with the
+        linear kernel (it works on X). The CVXPY full model, the full model with another kernel, a
+        precomputed Gram matrix and the poly kernel with ``coef0 < 0`` (whose Gram matrix is checked
+        PSD) take the n × n matrix."""
+        full_gram = self.solver == "cvxpy" or (self.solver == "full" and self.kernel != "linear")
+        if self.kernel == "precomputed" or full_gram or (self.kernel == "poly" and self.coef0 < 0):
             return super()._train_gram(X)
         self.kernel_ = make_kernel(self.kernel, self.gamma, self.degree, self.coef0, X)
         self.n_features_in_, self.X_fit_ = X.shape[1], X
@@ -78,6 +82,8 @@ min_rel_decrease : float
         check_is_fitted(self, "fit_report_")
         X = check_X(X, "X", n_samples=None)
         check_n_features(self, X)
+        if self.kernel == "linear" and self.n_basis_ == self.X_fit_.shape[0]:   # the full model: X (X_fitᵀ A),
+            return np.asarray(X @ np.asarray(self.X_fit_.T @ self.coef_))      # no m × n test Gram matrix
         return self.kernel_(X, self.X_fit_[self.basis_indices_]) @ self.coef_
 
 

@@ -351,6 +351,39 @@ def nystrom_factor(problem: SparseMMProblem):
     return problem.K_J @ to_coef, to_coef
 
 
+def _is_full_basis(problem: SparseMMProblem) -> bool:
+    """J = all training points, in order (the full models)."""
+    n = problem.gram.shape[0]
+    return problem.basis.size == n and np.array_equal(problem.basis, np.arange(n))
+
+
+def _linear_full(problem: SparseMMProblem) -> bool:
+    """The full basis with the linear kernel's features: products by K are ``X (Xᵀ ·)``, so no
+    n × n matrix is formed (bibtex: 4880² = 190 MB)."""
+    return problem.features is not None and _is_full_basis(problem)
+
+
+def _times_K_J(problem: SparseMMProblem, M: np.ndarray) -> np.ndarray:
+    """``K_J M`` (n × m) for M of shape (|J|, m)."""
+    if _linear_full(problem):
+        return np.asarray(problem.features @ np.asarray(problem.features.T @ M))
+    return problem.K_J @ M
+
+
+def _times_K_J_T(problem: SparseMMProblem, V: np.ndarray) -> np.ndarray:
+    """``K_Jᵀ V`` (|J| × m) for V of shape (n, m)."""
+    if _linear_full(problem):
+        return np.asarray(problem.features @ np.asarray(problem.features.T @ V))
+    return problem.K_J.T @ V
+
+
+def _times_K_JJ(problem: SparseMMProblem, M: np.ndarray) -> np.ndarray:
+    """``K_JJ M`` for M of shape (|J|, m)."""
+    if _linear_full(problem):
+        return _times_K_J(problem, M)
+    return problem.K_JJ @ M
+
+
 def _weighted_norm(matrix, R) -> cp.Expression:
     """``tr(matrix R matrixᵀ)`` as ``‖matrix L‖²_F`` with ``R = L Lᵀ``."""
     return cp.sum_squares(matrix @ np.linalg.cholesky(R))
@@ -422,8 +455,8 @@ def primal_objective(problem: SparseMMProblem, A: np.ndarray) -> float:
         Coefficients on the basis.
     """
     ops = problem.margins
-    xi = ops.slack(problem.K_J @ A)
-    regularizer = 0.5 * problem.lam * float(np.sum((problem.K_JJ @ A) * (A @ problem.R_inv)))
+    xi = ops.slack(_times_K_J(problem, A))
+    regularizer = 0.5 * problem.lam * float(np.sum(_times_K_JJ(problem, A) * (A @ problem.R_inv)))
     return regularizer + ops.weight * float(np.sum(xi * xi))
 
 
@@ -439,10 +472,14 @@ def dual_objective(problem: SparseMMProblem, mu: np.ndarray) -> float:
     """
     ops = problem.margins
     mu = np.where(ops.mask, mu, 0.0)
-    Z, _ = nystrom_factor(problem)
-    ZtH = Z.T @ ops.adjoint(mu)
-    return float(mu.sum() - np.sum(mu * mu) / (4 * ops.weight)
-                 - np.sum((ZtH @ problem.R) * ZtH) / (2 * problem.lam))
+    H = ops.adjoint(mu)
+    if _is_full_basis(problem):   # Q_J = K K⁺ K = K: tr(Hᵀ K H R), no eigendecomposition of K
+        quadratic = float(np.sum(_times_K_J(problem, H) * (H @ problem.R)))
+    else:
+        Z, _ = nystrom_factor(problem)
+        ZtH = Z.T @ H
+        quadratic = float(np.sum((ZtH @ problem.R) * ZtH))
+    return float(mu.sum() - np.sum(mu * mu) / (4 * ops.weight) - quadratic / (2 * problem.lam))
 
 
 def multipliers_from_primal(problem: SparseMMProblem, A: np.ndarray) -> np.ndarray:
@@ -455,7 +492,7 @@ def multipliers_from_primal(problem: SparseMMProblem, A: np.ndarray) -> np.ndarr
     A : array of shape (n_basis, k)
         Coefficients on the basis.
     """
-    return 2 * problem.margins.weight * problem.margins.slack(problem.K_J @ A)
+    return 2 * problem.margins.weight * problem.margins.slack(_times_K_J(problem, A))
 
 
 def coef_from_dual(problem: SparseMMProblem, mu: np.ndarray) -> np.ndarray:
@@ -492,8 +529,8 @@ def kkt_residuals(problem: SparseMMProblem, A: np.ndarray, mu: np.ndarray | None
     """
     implied = multipliers_from_primal(problem, A)
     mu = implied if mu is None else np.asarray(mu, dtype=np.float64)
-    regular = problem.lam * problem.K_JJ @ A @ problem.R_inv
-    coupling = problem.K_J.T @ problem.margins.adjoint(mu)
+    regular = problem.lam * _times_K_JJ(problem, A) @ problem.R_inv
+    coupling = _times_K_J_T(problem, problem.margins.adjoint(mu))
     return _kkt_from_terms(problem, regular, coupling, implied, mu, primal_objective(problem, A))
 
 
@@ -544,7 +581,7 @@ def evaluate(problem: SparseMMProblem, primal: dict, dual: dict | None = None) -
     else:
         used = on_basis(problem, primal.get("basis"))
         A = np.asarray(primal["coef"], dtype=np.float64)
-        value, scores = primal_objective(used, A), used.K_J @ A
+        value, scores = primal_objective(used, A), _times_K_J(used, A)
     evaluation = Evaluation(value, extra={"scores": scores, "problem": used})
     if dual is not None:
         mu = np.asarray(dual["mu"], dtype=np.float64)

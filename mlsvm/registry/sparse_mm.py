@@ -1,14 +1,17 @@
 """SMSVM / SM3L's solvers (Ganu, Shevade & Sundararajan; SPEC §2.3), one table for both models (the
 variant is ``SparseMMProblem.model``): Algorithm 4 — greedy basis selection with Newton on α_J — as
 in the paper (one Newton step per class) or with a joint Newton step on all classes, and the full
-model (J = all points) by CVXPY."""
+model (J = all points) by dual coordinate descent or by CVXPY."""
 
 from __future__ import annotations
 
 from mlsvm.data import check_scalar
+import numpy as np
+
 from mlsvm.formulations import sparse_mm
 from mlsvm.registry import EXACT, ModelSpec, SolverSpec
 from mlsvm.solvers.cvxpy_tools import solve_cvxpy
+from mlsvm.solvers.sparse_mm_full import full_model
 from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
 
 GREEDY_OPTIONS = ("d_max", "kappa", "min_rel_decrease", "random_state")
@@ -30,6 +33,23 @@ def _greedy(joint: bool):
     return run
 
 
+def _full(problem, *, tol, max_iter, random_state=None):
+    """The full model (J = all points): dual coordinate descent, on X for the linear kernel (no
+    n × n matrix), on the Gram matrix otherwise. SM3L with a label prior R ≠ I couples the labels
+    in every coordinate step; there the joint Newton of Alg. 3 on the full basis solves it."""
+    n = problem.gram.shape[0]
+    if not np.array_equal(problem.R, np.eye(problem.R.shape[0])):
+        return greedy_sparse(problem.gram, problem.margins, problem.lam, problem.R, basis=np.arange(n),
+                             tol=tol, max_iter=max_iter)
+    if problem.features is not None:
+        return full_model(problem.margins, problem.lam, X=problem.features, tol=tol, max_iter=max_iter,
+                          random_state=random_state)
+    gram = sparse_mm.gram_source(problem.gram)
+    gram = gram.gram if hasattr(gram, "gram") else gram.columns(np.arange(n))
+    return full_model(problem.margins, problem.lam, gram=gram, tol=tol, max_iter=max_iter,
+                      random_state=random_state)
+
+
 def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
     return solve_cvxpy(sparse_mm, problem, cvxpy_solver)
 
@@ -45,6 +65,10 @@ MODEL = ModelSpec(
         "greedy": SolverSpec("greedy", _greedy(joint=False), EXACT,
                              "paper Alg. 4: greedy basis selection, one Newton step per class (Alg. 3)",
                              options=GREEDY_OPTIONS),
+        "full": SolverSpec("full", _full, EXACT,
+                           "the full model (J = all points): compiled dual coordinate descent on the "
+                           "strongly convex dual (linear kernel: on X, no n × n matrix); SM3L with R ≠ I: "
+                           "joint Newton on the full basis", options=("random_state",)),
         "cvxpy": SolverSpec("cvxpy", _cvxpy, EXACT,
                             "the full model (J = all points): the derived dual by CVXPY (`cvxpy_solver`)",
                             options=("cvxpy_solver",)),
