@@ -179,6 +179,9 @@ def compiled_loops_ready():
         for solver in ("fast", "greedy"):
             mlsvm.SMSVM(solver=solver, d_max=4).fit(data.X, y)
             mlsvm.SM3L(solver=solver, d_max=4).fit(data.X, data.Y)
+        for kernel in ("rbf", "linear"):   # the full model's passes: Gram matrix and CSR X
+            mlsvm.SMSVM(solver="full", kernel=kernel).fit(data.X, y)
+            mlsvm.SM3L(solver="full", kernel=kernel).fit(data.X, data.Y)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=[cls.__name__ for cls in ESTIMATORS])
