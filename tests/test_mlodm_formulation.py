@@ -173,3 +173,33 @@ def test_mlodm_fits_two_points_with_equal_margins():
     model = MLODM().fit(X, [[1, 0], [0, 1]])
     assert model.fit_report_.converged
     assert model.margin_stats_["counts"].sum() == model.margin_stats_["n_pairs"] == 2
+
+
+@settings(max_examples=15)
+@given(mlodm_problems(), st.integers(0, 2**16), st.booleans())
+def test_kkt_residual_pass_equals_the_qp_residuals_formula(drawn, seed, negative):
+    """The one-pass residuals of :func:`mlodm.kkt_residuals` against the generic numpy
+    ``qp_residuals`` with ``P`` applied as an operator (an independent ``Pη``), at a random point
+    (with ``negative``, some entries below the bound 0: primal infeasibility shows), compiled and
+    as plain Python (what ``NUMBA_DISABLE_JIT=1`` runs)."""
+    from mlsvm.formulations.evaluation import qp_residuals
+
+    problem, _ = drawn
+    alpha, beta = random_dual_point(problem, seed)
+    if negative:
+        alpha, beta = alpha - 0.3, beta - 0.2
+    T = problem.pairs.n_pairs
+    linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
+    gradient = np.concatenate(mlodm.dual_gradient(problem, alpha, beta))
+    expected = qp_residuals(mlodm._dual_operator(problem), linear, np.concatenate([alpha, beta]),
+                            lb=np.zeros(2 * T), z_box=-gradient)
+    got = mlodm.kkt_residuals(problem, alpha, beta)
+    margins = mlodm.pair_margins(problem, mlodm.coef_from_dual(problem, alpha, beta))
+    args = (alpha, beta, margins, problem.pairs.weight, float(problem.C), float(problem.theta), float(problem.mu))
+    as_python = mlodm._scaled_residuals(*getattr(mlodm._residual_norms, "py_func", mlodm._residual_norms)(*args))
+    assert got.keys() == expected.keys() == as_python.keys()
+    for name in expected:   # Pη by the operator vs ∇ − q, sums in another order: round-off only
+        assert got[name] == pytest.approx(expected[name], rel=1e-9, abs=1e-13), name
+        assert as_python[name] == pytest.approx(got[name], rel=1e-12, abs=1e-15), name
+    if negative:
+        assert got["primal"] > 0.0

@@ -189,3 +189,24 @@ def test_no_warning_when_converged():
         warnings.simplefilter("error")
         for method in ("newton", "dcd"):
             assert solve_linear(problem, method=method, tol=1e-8, max_iter=5000, random_state=0).converged
+
+
+def test_hessian_pair_sums_equal_bincount():
+    """The compiled pair sums of the Newton system equal the two ``np.bincount`` over the active
+    pairs bit for bit (same order), compiled and as plain Python (``NUMBA_DISABLE_JIT=1``)."""
+    from mlsvm.solvers.mlodm_linear import _pair_sums
+
+    rng = np.random.default_rng(3)
+    size, T = 40, 500
+    positive = rng.integers(0, size, T).astype(np.int32)
+    negative = rng.integers(0, size, T).astype(np.int32)
+    curvature = rng.random(T) * (rng.random(T) < 0.6)
+    scores = rng.standard_normal(size)
+    active = np.flatnonzero(curvature)
+    values = curvature[active] * (scores[positive[active]] - scores[negative[active]])
+    for run in (_pair_sums, getattr(_pair_sums, "py_func", _pair_sums)):
+        plus, minus = run(positive, negative, curvature, scores, size)
+        assert np.array_equal(plus, np.bincount(positive[active], values, size))
+        assert np.array_equal(minus, np.bincount(negative[active], values, size))
+        plus, minus = run(positive, negative, curvature, np.empty(0), size)
+        assert np.array_equal(plus + minus, np.bincount(positive, curvature, size) + np.bincount(negative, curvature, size))

@@ -44,8 +44,9 @@ from scipy.sparse.linalg import LinearOperator
 from scipy.sparse import csr_matrix, issparse
 
 from mlsvm.data import RankingPairs, check_scalar, check_X
-from mlsvm.formulations.evaluation import Evaluation, qp_residuals
+from mlsvm.formulations.evaluation import Evaluation, _scaled
 from mlsvm.kernels import gram_factor
+from mlsvm.solvers.compiled import compiled
 
 __all__ = ["MLODMProblem", "LinearMLODMProblem", "cvxpy_primal", "cvxpy_dual", "evaluate",
            "solution_from_cvxpy", "primal_objective", "dual_objective", "coef_from_dual",
@@ -302,7 +303,10 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
     complementarity). See :func:`mlsvm.formulations.evaluation.qp_residuals`.
 
     ``margins`` (the pair margins of ``w(α, β)``) may be passed when already known: ``P η = ∇ − q``
-    is then formed from them, with no further product with ``K``.
+    is then formed from them, with no further product with ``K``. The residuals are those of
+    ``qp_residuals(P, q, η, lb=0, z_box=−∇)`` term by term, but taken in one compiled pass over
+    the pairs: none of the 2T-vectors (η, q, ∇, Pη, the multipliers) is formed, so the memory is
+    the margins' T floats.
 
     Parameters
     ----------
@@ -315,24 +319,76 @@ def kkt_residuals(problem: MLODMProblem, alpha: np.ndarray, beta: np.ndarray,
     margins : array of shape (T,) or None, optional
         The pair margins of ``w(α, β)`` when already known.
     """
-    T = problem.pairs.n_pairs
-    eta = np.concatenate([alpha, beta])
-    linear = np.empty(2 * T)
-    linear[:T], linear[T:] = problem.theta - 1.0, problem.theta + 1.0
     if margins is None:
         margins = pair_margins(problem, coef_from_dual(problem, alpha, beta))
-    gradient = np.empty(2 * T)   # the halves written in place: no T-sized pieces to concatenate
-    gradient[:T], gradient[T:] = dual_gradient(problem, alpha, beta, margins)
-    product_at_eta = gradient - linear
-    z_box = np.negative(gradient, out=gradient)
-    full = _dual_operator(problem)
+    norms = _residual_norms(np.asarray(alpha, dtype=np.float64), np.asarray(beta, dtype=np.float64),
+                            np.asarray(margins, dtype=np.float64), problem.pairs.weight,
+                            float(problem.C), float(problem.theta), float(problem.mu))
+    return _scaled_residuals(*norms)
 
-    def matvec(vector):
-        vector = np.ravel(vector)
-        return product_at_eta if np.array_equal(vector, eta) else full.matvec(vector)
 
-    operator = LinearOperator((2 * T, 2 * T), matvec=matvec, rmatvec=matvec, dtype=np.float64)
-    return qp_residuals(operator, linear, eta, lb=np.zeros(2 * T), ub=None, z_box=z_box)
+#: the ∞-norms and sums :func:`_residual_norms` returns, in order
+_NORMS = ("eta", "product", "linear", "gradient", "stationarity", "upper", "lower_bound",
+          "complementarity", "eta_product", "linear_eta", "bound_multiplier")
+
+
+@compiled
+def _residual_norms(alpha, beta, margins, weight, C, theta, mu):
+    """The norms and sums :func:`mlsvm.formulations.evaluation.qp_residuals` takes of the 2T-vectors
+    of :func:`kkt_residuals` (η = [α; β], q, ∇, Pη = ∇ − q, stationarity, the box multiplier
+    z = −∇ split into its parts), in one pass over the pairs with the same elementwise arithmetic
+    and none of those vectors formed. ∞-norms propagate NaN as ``np.max`` does."""
+    eta_norm = product_norm = gradient_norm = stationarity_norm = 0.0
+    upper_norm = bound_norm = complementarity_norm = 0.0
+    eta_product = linear_eta = bound_multiplier = 0.0
+    low, high = 1.0 - theta, 1.0 + theta
+    linear_norm = max(abs(theta - 1.0), abs(theta + 1.0)) if margins.size else 0.0
+    for half in range(2):
+        linear = theta - 1.0 if half == 0 else theta + 1.0
+        for t in range(margins.size):
+            size = 1.0 / weight[t]
+            if half == 0:
+                eta = alpha[t]
+                gradient = margins[t] - low + size * alpha[t] / C
+            else:
+                eta = beta[t]
+                gradient = -margins[t] + high + size * beta[t] / (mu * C)
+            product = gradient - linear
+            multiplier = -gradient
+            stationarity = product + linear + multiplier
+            upper = max(multiplier, 0.0)
+            lower = min(multiplier, 0.0)
+            eta_norm = _nan_max(eta_norm, abs(eta))
+            product_norm = _nan_max(product_norm, abs(product))
+            gradient_norm = _nan_max(gradient_norm, abs(multiplier))
+            stationarity_norm = _nan_max(stationarity_norm, abs(stationarity))
+            upper_norm = _nan_max(upper_norm, upper)
+            bound_norm = _nan_max(bound_norm, max(0.0 - eta, 0.0))
+            complementarity_norm = _nan_max(complementarity_norm, abs((eta - 0.0) * lower))
+            eta_product += eta * product
+            linear_eta += linear * eta
+            bound_multiplier += 0.0 * lower
+    return (eta_norm, product_norm, linear_norm, gradient_norm, stationarity_norm, upper_norm, bound_norm,
+            complementarity_norm, eta_product, linear_eta, bound_multiplier)
+
+
+@compiled
+def _nan_max(best, value):
+    """``max(best, value)`` that keeps a NaN once seen (as ``np.max`` over the values would)."""
+    return value if value > best or value != value else best
+
+
+def _scaled_residuals(eta, product, linear, gradient, stationarity, upper, lower_bound, complementarity,
+                      eta_product, linear_eta, bound_multiplier) -> dict[str, float]:
+    """:func:`~mlsvm.formulations.evaluation.qp_residuals` with ``lb = 0``, ``ub = None``,
+    ``z_box = −∇`` from the norms of :func:`_residual_norms` (the same formulas, term by term)."""
+    gap_terms = (eta_product, linear_eta, bound_multiplier)
+    return {
+        "primal": _scaled(max(0.0, lower_bound), eta),
+        "dual": _scaled(max(stationarity, max(0.0, upper)), product, linear, gradient),
+        "complementarity": _scaled(max(0.0, complementarity), 0.0, gradient * max(eta, 0.0)),
+        "gap": _scaled(abs(sum(gap_terms)), *(abs(term) for term in gap_terms)),
+    }
 
 
 def cvxpy_primal(problem: MLODMProblem):

@@ -54,6 +54,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.data import check_scalar
 from mlsvm.formulations import mlodm
+from mlsvm.solvers.compiled import compiled
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["METHODS", "certificate", "solve_linear"]
@@ -200,6 +201,7 @@ def _newton(problem, tol, max_iter, random_state, callback):
         gradient = W - np.asarray(X.T @ pairs.scatter(alpha - beta))
         curvature = scaled_weight * ((margins < 1.0 - theta) + mu * (margins > 1.0 + theta))
         direction, used = _newton_direction(X, squared, pairs, curvature, gradient)
+        del gradient, curvature   # T floats less during the line search and the next certificate
         products += used
         step_margins = pairs.gather(np.asarray(X @ direction))
         step = _line_search(W, direction, margins, step_margins, scaled_weight, theta, mu)
@@ -216,16 +218,14 @@ def _newton_direction(X, squared, pairs, curvature, gradient):
     Any number of CG steps from 0 gives a descent direction, so the cap only costs speed."""
     n, q = pairs.n_samples, pairs.n_labels
     positive, negative = pairs.flat_index
-    per_entry = np.bincount(positive, curvature, n * q) + np.bincount(negative, curvature, n * q)
-    diagonal = 1.0 + np.asarray(squared.T @ per_entry.reshape(n, q))
-    active = np.flatnonzero(curvature)          # pairs inside the band add nothing to H
-    positive, negative, curvature = positive[active], negative[active], curvature[active]
+    plus, minus = _pair_sums(positive, negative, curvature, np.empty(0), n * q)
+    diagonal = 1.0 + np.asarray(squared.T @ (plus + minus).reshape(n, q))
+    del plus, minus
 
     def hessian(V):
         scores = np.asarray(X @ V).ravel()
-        values = curvature * (scores[positive] - scores[negative])
-        middle = np.bincount(positive, values, n * q) - np.bincount(negative, values, n * q)
-        return V + np.asarray(X.T @ middle.reshape(n, q))
+        plus, minus = _pair_sums(positive, negative, curvature, scores, n * q)
+        return V + np.asarray(X.T @ (plus - minus).reshape(n, q))
 
     shape, size = gradient.shape, gradient.size
     products = [0]
@@ -240,6 +240,24 @@ def _newton_direction(X, squared, pairs, curvature, gradient):
     solution, _ = cg(operator, -gradient.ravel(), rtol=CG_FORCING * min(1.0, np.sqrt(norm)), atol=0.0,
                      maxiter=CG_MAX_ITER, M=preconditioner)
     return solution.reshape(shape), products[0]
+
+
+@compiled
+def _pair_sums(positive, negative, curvature, scores, size):
+    """``(Σ_{t: positive_t = j} v_t, Σ_{t: negative_t = j} v_t)`` for ``j < size`` over the pairs
+    with ``c_t ≠ 0`` (the others add nothing to H), ``v = c`` or, given ``scores``,
+    ``v_t = c_t (scores[positive_t] − scores[negative_t])``: two ``np.bincount`` in the same
+    order, without their T-sized temporaries (the values, the active pairs, the int64 copies
+    of the indices)."""
+    plus, minus = np.zeros(size), np.zeros(size)
+    for t in range(curvature.size):
+        value = curvature[t]
+        if value != 0.0:
+            if scores.size:
+                value = value * (scores[positive[t]] - scores[negative[t]])
+            plus[positive[t]] += value
+            minus[negative[t]] += value
+    return plus, minus
 
 
 def _line_search(W, direction, margins, step_margins, scaled_weight, theta, mu) -> float:
