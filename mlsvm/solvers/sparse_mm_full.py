@@ -7,13 +7,16 @@ written as a minimisation over the multipliers μ ≥ 0 on the pairs Ω,
     min_μ  Σ μ²/(4c) + tr(Hᵀ K H R)/(2λ) − Σ μ,   H = Tᵀ(μ),
 
 is strongly convex (the squared hinge gives the μ²/(4c) term), and its primal point is
-``A = −H R/λ``, scores ``F = K A``. Its gradient in μ_ir is ``μ_ir/(2c) − u_ir`` with the margin
-``u = 1 + T(F)``, so one coordinate has the exact minimiser ``max(0, μ_ir − g/q_ir)`` with curvature
-``q_ir = 1/(2c) + K_ii tᵀRt/λ`` (t = Tᵀ(e_ir): ``e_r − e_{y_i}`` for SMSVM, ``−s_ir e_r`` for SM3L).
-This is the dual coordinate descent of LIBLINEAR's L2-loss SVM, here with the k pairs of one
-training point updated together: the point's scores are updated locally during a few sweeps over
-its pairs (O(k) each), then once in every row, ``F −= K[:, i] ⊗ Δh_i R/λ`` (kernel, O(nk)) or in
-the weights ``W −= x_i ⊗ Δh_i R/λ`` (linear kernel, O(nnz(x_i)·k), W = XᵀA, no n × n matrix).
+``A = −H R/λ``, scores ``F = K A``. This module solves it for R = I (SMSVM always; SM3L without a
+label prior — with R ≠ I every coordinate moves the scores of all labels, and the registry's
+``"full"`` row runs the joint Newton of Algorithm 4 on the full basis instead). The gradient in μ_ir
+is ``μ_ir/(2c) − u_ir`` with the margin ``u = 1 + T(F)``, so one coordinate has the exact minimiser
+``max(0, μ_ir − g/q_ir)`` with curvature ``q_ir = 1/(2c) + K_ii tᵀt/λ`` (t = Tᵀ(e_ir): ``e_r − e_{y_i}``
+for SMSVM, ``−s_ir e_r`` for SM3L). This is the dual coordinate descent of LIBLINEAR's L2-loss SVM,
+here with the pairs of one training point updated together: the point's scores are updated locally
+during a few sweeps over its pairs (O(k) each), then once in every row, ``F −= K[:, i] ⊗ Δh_i/λ``
+(kernel, O(nk)) or in the weights ``W −= x_i ⊗ Δh_i/λ`` (linear kernel, O(nnz(x_i)·k), W = XᵀA, no
+n × n matrix).
 
 Coordinate descent is slow where coordinates are strongly correlated (nearly equal points, a
 small λ; with the linear kernel on text-like data, bibtex, ‖x‖² up to hundreds, the passes stall at
