@@ -357,31 +357,30 @@ def _is_full_basis(problem: SparseMMProblem) -> bool:
     return problem.basis.size == n and np.array_equal(problem.basis, np.arange(n))
 
 
-def _linear_full(problem: SparseMMProblem) -> bool:
-    """The full basis with the linear kernel's features: products by K are ``X (Xᵀ ·)``, so no
-    n × n matrix is formed (bibtex: 4880² = 190 MB)."""
-    return problem.features is not None and _is_full_basis(problem)
+def _full_times(problem: SparseMMProblem, M: np.ndarray) -> np.ndarray:
+    """``K M`` on the full basis, where ``K_J = K_JJ = K`` (symmetric): with the linear kernel's
+    features ``X (Xᵀ M)``, so no n × n matrix is formed (bibtex: 4880² = 190 MB); with a held Gram
+    matrix the product itself, without the copy that indexing K by J makes."""
+    if problem.features is not None:
+        return np.asarray(problem.features @ np.asarray(problem.features.T @ M))
+    source = gram_source(problem.gram)
+    gram = source.gram if isinstance(source, _DenseColumns) else source.columns(problem.basis)
+    return gram @ M
 
 
 def _times_K_J(problem: SparseMMProblem, M: np.ndarray) -> np.ndarray:
     """``K_J M`` (n × m) for M of shape (|J|, m)."""
-    if _linear_full(problem):
-        return np.asarray(problem.features @ np.asarray(problem.features.T @ M))
-    return problem.K_J @ M
+    return _full_times(problem, M) if _is_full_basis(problem) else problem.K_J @ M
 
 
 def _times_K_J_T(problem: SparseMMProblem, V: np.ndarray) -> np.ndarray:
     """``K_Jᵀ V`` (|J| × m) for V of shape (n, m)."""
-    if _linear_full(problem):
-        return np.asarray(problem.features @ np.asarray(problem.features.T @ V))
-    return problem.K_J.T @ V
+    return _full_times(problem, V) if _is_full_basis(problem) else problem.K_J.T @ V
 
 
 def _times_K_JJ(problem: SparseMMProblem, M: np.ndarray) -> np.ndarray:
     """``K_JJ M`` for M of shape (|J|, m)."""
-    if _linear_full(problem):
-        return _times_K_J(problem, M)
-    return problem.K_JJ @ M
+    return _full_times(problem, M) if _is_full_basis(problem) else problem.K_JJ @ M
 
 
 def _weighted_norm(matrix, R) -> cp.Expression:

@@ -44,8 +44,8 @@ def _full(problem, *, tol, max_iter, random_state=None):
     if problem.features is not None:
         return full_model(problem.margins, problem.lam, X=problem.features, tol=tol, max_iter=max_iter,
                           random_state=random_state)
-    gram = sparse_mm.gram_source(problem.gram)
-    gram = gram.gram if hasattr(gram, "gram") else gram.columns(np.arange(n))
+    gram = (problem.gram.columns(np.arange(n)) if isinstance(problem.gram, sparse_mm.KernelColumns)
+            else np.asarray(problem.gram))
     return full_model(problem.margins, problem.lam, gram=gram, tol=tol, max_iter=max_iter,
                       random_state=random_state)
 

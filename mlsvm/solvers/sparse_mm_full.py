@@ -128,10 +128,12 @@ def _pass_linear(order, indptr, indices, data, W, mu, diag, label, signed, smsvm
             for r in range(k):
                 f[r] += x * row[r]
         violation = max(violation, _visit_point(i, f, mu, diag[i], label, signed, smsvm, lam, half, dh))
+        for r in range(k):
+            dh[r] /= lam
         for p in range(indptr[i], indptr[i + 1]):
             x, row = data[p], W[indices[p]]
             for r in range(k):
-                row[r] -= x * dh[r] / lam
+                row[r] -= x * dh[r]
     return violation
 
 
