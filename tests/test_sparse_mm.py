@@ -405,6 +405,21 @@ def test_precomputed_kernel_and_basis_only_inference_agree():
     assert relative_difference(float(np.abs(on_X.decision_function(test) - on_K.decision_function(kernel(test, data.X))).max()), 0.0) <= EXACT.objective
 
 
+
+def test_linear_scores_follow_the_basis_order_when_every_point_is_in_J():
+    """With more features than points the greedy route can take every point, in its own order; the
+    linear kernel's scores X (X_Jᵀ A) must read the basis rows in that order (against the Gram
+    matrix route, the definition f = K(X, X_J) A). Planted: X_fitᵀ A in training order, as a
+    full-basis shortcut once did, is off by about 3 on scores below 1."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((12, 30)), rng.integers(0, 3, 12)
+    model = SMSVM(1.0, d_max=12, kernel="linear", min_rel_decrease=0.0, random_state=0).fit(X, y)
+    assert model.n_basis_ == 12 and not np.array_equal(model.basis_indices_, np.arange(12))
+    test = rng.standard_normal((5, 30))
+    expected = (test @ X[model.basis_indices_].T) @ model.coef_
+    assert relative_difference(float(np.abs(model.decision_function(test) - expected).max()), 0.0) <= EXACT.objective
+
+
 # ---- equivalences ---------------------------------------------------------------------------------
 
 def _binary_objective(gram, y, C):

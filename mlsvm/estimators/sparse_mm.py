@@ -82,8 +82,8 @@ min_rel_decrease : float
         check_is_fitted(self, "fit_report_")
         X = check_X(X, "X", n_samples=None)
         check_n_features(self, X)
-        if self.kernel == "linear" and self.n_basis_ == self.X_fit_.shape[0]:   # the full model: X (X_fitᵀ A),
-            return np.asarray(X @ np.asarray(self.X_fit_.T @ self.coef_))      # no m × n test Gram matrix
+        if self.kernel == "linear":   # X (X_Jᵀ A): no m × |J| test Gram matrix (m × n for the full model)
+            return np.asarray(X @ np.asarray(self.X_fit_[self.basis_indices_].T @ self.coef_))
         return self.kernel_(X, self.X_fit_[self.basis_indices_]) @ self.coef_
 
 
