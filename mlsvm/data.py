@@ -16,6 +16,8 @@ import numpy as np
 from scipy.sparse import csr_matrix, issparse
 from sklearn.exceptions import DataConversionWarning
 
+from mlsvm.solvers.compiled import compiled
+
 __all__ = [
     "NonNumericError",
     "check_X",
@@ -378,10 +380,18 @@ class RankingPairs:
         return base + self.relevant, base + self.irrelevant
 
     def gather(self, F: np.ndarray) -> np.ndarray:
-        """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F``."""
-        flat = np.ravel(F)
-        positive, negative = self.flat_index
-        return flat[positive] - flat[negative]
+        """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F`` (a flat ``n·q``
+        vector is read row-major): one compiled pass over the pairs, no T-sized index temporaries.
+
+        Parameters
+        ----------
+        F : array of shape (n, q)
+            Scores (or any per-instance, per-label values).
+        """
+        F = np.ascontiguousarray(F, dtype=np.float64).reshape(self.n_samples, self.n_labels)
+        out = np.empty(self.n_pairs)
+        _gather_pairs(F, self.offsets, self.relevant, self.irrelevant, out)
+        return out
 
     def gather_matrix(self, order: str = "C"):
         """:meth:`gather` as a sparse ``T × nq`` matrix acting on ``vec(F)``: row t has +1 at
@@ -402,12 +412,37 @@ class RankingPairs:
         return csr_matrix((np.tile([1.0, -1.0], T), (rows, cols)), shape=(T, n * q))
 
     def scatter(self, values: np.ndarray) -> np.ndarray:
-        """Adjoint of :meth:`gather`: the ``(n, q)`` matrix ``Σ_t values_t c^k_t`` per instance."""
-        size = self.n_samples * self.n_labels
-        positive, negative = self.flat_index
-        values = np.asarray(values, dtype=np.float64)
-        out = np.bincount(positive, values, minlength=size) - np.bincount(negative, values, minlength=size)
-        return out.reshape(self.n_samples, self.n_labels)
+        """Adjoint of :meth:`gather`: the ``(n, q)`` matrix ``Σ_t values_t c^k_t`` per instance
+        (``+v_t`` at ``(i, k)``, ``−v_t`` at ``(i, l)``; Rank-SVM's β of eq. (13)).
+
+        Parameters
+        ----------
+        values : array of shape (T,)
+            One value per pair.
+        """
+        values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+        if values.size != self.n_pairs:
+            raise ValueError(f"scatter needs one value per pair: {self.n_pairs} entries; got {values.size}")
+        out = np.zeros((self.n_samples, self.n_labels))
+        _scatter_pairs(values, self.offsets, self.relevant, self.irrelevant, out)
+        return out
+
+
+@compiled
+def _gather_pairs(F, offsets, relevant, irrelevant, out):
+    """``out[t] = F[i, k] − F[i, l]`` for the pairs ``t = (i, k, l)`` (instance i's in ``offsets[i]:offsets[i + 1]``)."""
+    for i in range(offsets.size - 1):
+        for t in range(offsets[i], offsets[i + 1]):
+            out[t] = F[i, relevant[t]] - F[i, irrelevant[t]]
+
+
+@compiled
+def _scatter_pairs(values, offsets, relevant, irrelevant, out):
+    """``out[i, k] += v_t``, ``out[i, l] −= v_t`` for the pairs ``t = (i, k, l)`` (adjoint of :func:`_gather_pairs`)."""
+    for i in range(offsets.size - 1):
+        for t in range(offsets[i], offsets[i + 1]):
+            out[i, relevant[t]] += values[t]
+            out[i, irrelevant[t]] -= values[t]
 
 
 def ranking_pairs(Y, *, require_pairs: bool = True) -> RankingPairs:

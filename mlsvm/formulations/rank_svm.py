@@ -156,34 +156,24 @@ class RankSVMProblem:
         return np.asarray(self.features.T @ beta)
 
     def scatter(self, alpha: np.ndarray) -> np.ndarray:
-        """``β = scatter(α)``, shape (n, Q) (eq. (13)).
+        """``β = scatter(α)``, shape (n, Q) (eq. (13)): :meth:`mlsvm.data.RankingPairs.scatter`.
 
         Parameters
         ----------
         alpha : array of shape (T,)
             One value per pair.
         """
-        pairs = self.pairs
-        alpha = np.ascontiguousarray(alpha, dtype=np.float64).ravel()
-        if alpha.size != self.n_pairs:
-            raise ValueError(f"alpha must have {self.n_pairs} entries; got {alpha.size}")
-        beta = np.zeros((self.n_samples, self.n_labels))
-        _scatter_pairs(alpha, pairs.offsets, pairs.relevant, pairs.irrelevant, beta)
-        return beta
+        return self.pairs.scatter(alpha)
 
     def gather(self, F: np.ndarray) -> np.ndarray:
-        """Pair margins ``F[i,k] − F[i,l]``.
+        """Pair margins ``F[i,k] − F[i,l]``: :meth:`mlsvm.data.RankingPairs.gather`.
 
         Parameters
         ----------
         F : array of shape (n, Q)
             Scores (or any per-instance, per-label values; a flat ``n·Q`` vector is read row-major).
         """
-        F = np.ascontiguousarray(F, dtype=np.float64).reshape(self.n_samples, self.n_labels)
-        pairs = self.pairs
-        out = np.empty(self.n_pairs)
-        _gather_pairs(F, pairs.offsets, pairs.relevant, pairs.irrelevant, out)
-        return out
+        return self.pairs.gather(F)
 
     def balance(self, alpha: np.ndarray) -> np.ndarray:
         """``Aα = Σ_i β_i`` (Q,): the equalities' left-hand side, without forming A.
@@ -215,23 +205,6 @@ class RankSVMProblem:
         """A (Q × T) as a LinearOperator (:meth:`balance`, :meth:`equality_adjoint`): no matrix."""
         return LinearOperator((self.n_labels, self.n_pairs), matvec=self.balance, rmatvec=self.equality_adjoint,
                               dtype=np.float64)
-
-
-@compiled
-def _gather_pairs(F, offsets, relevant, irrelevant, out):
-    """``out[t] = F[i, k] − F[i, l]`` for the pairs ``t = (i, k, l)`` (instance i's in ``offsets[i]:offsets[i + 1]``)."""
-    for i in range(offsets.size - 1):
-        for t in range(offsets[i], offsets[i + 1]):
-            out[t] = F[i, relevant[t]] - F[i, irrelevant[t]]
-
-
-@compiled
-def _scatter_pairs(values, offsets, relevant, irrelevant, out):
-    """``out[i, k] += v_t``, ``out[i, l] −= v_t`` for the pairs ``t = (i, k, l)`` (adjoint of :func:`_gather_pairs`)."""
-    for i in range(offsets.size - 1):
-        for t in range(offsets[i], offsets[i + 1]):
-            out[i, relevant[t]] += values[t]
-            out[i, irrelevant[t]] -= values[t]
 
 
 @compiled
