@@ -5,9 +5,9 @@ model (J = all points) by dual coordinate descent or by CVXPY."""
 
 from __future__ import annotations
 
-from mlsvm.data import check_scalar
 import numpy as np
 
+from mlsvm.data import check_scalar
 from mlsvm.formulations import sparse_mm
 from mlsvm.registry import EXACT, ModelSpec, SolverSpec
 from mlsvm.solvers.cvxpy_tools import solve_cvxpy
