@@ -26,6 +26,7 @@ to 0, hence ``Σ_r w_r = 0``. SM3L's dual needs only R, never P.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
@@ -209,6 +210,12 @@ class MarginOperator:
     @property
     def weight(self) -> float:
         return 0.5 if self.model == "smsvm" else 1.0
+
+    @cached_property
+    def negated_signs_t(self) -> np.ndarray:
+        """``−Ysᵀ`` (k × n, C order): SM3L's ``Tᵀ`` label by label, which the separable Newton loop and
+        the candidate scoring of a greedy run read at every addition (formed once per operator)."""
+        return -np.ascontiguousarray(self.signed.T)
 
     def forward(self, F: np.ndarray) -> np.ndarray:
         """``T(F)``: SM3L ``−Ys∘F``; SMSVM ``F_ir − F_{i,y_i}`` (0 at r = y_i)."""

@@ -290,19 +290,6 @@ def _preconditioner(ops, hessians, lam):
     return precondition
 
 
-_NEGATED_SIGNS = [(None, None)]   # (operator, −Ysᵀ): the last one asked for
-
-
-def _negated_signs_t(ops):
-    """``−Ysᵀ`` (k × n, C order) of the SM3L operator ``ops``, kept for the last operator asked for: the
-    separable Newton loop and the candidate scoring read it at every addition of a greedy run."""
-    entry = _NEGATED_SIGNS[0]
-    if entry[0] is not ops:
-        entry = (ops, -np.ascontiguousarray(ops.signed.T))
-        _NEGATED_SIGNS[0] = entry
-    return entry[1]
-
-
 def _separable(ops, R_inv) -> bool:
     """SM3L with a diagonal R⁻¹ (off-diagonal entries exactly 0): the objective is a sum of one
     problem per label, which both the per-label Newton steps and the candidate scoring rely on."""
@@ -333,7 +320,7 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
     every label; the labels still moving take the same steps as without this. The scores are kept
     transposed (k × n, one copy in and one out): the line search reads each label's n terms
     contiguously; F is returned as the transpose of that array (n × k, Fortran order)."""
-    negated_t = _negated_signs_t(ops)                        # Tᵀ(V) = −Ys∘V
+    negated_t = ops.negated_signs_t                          # Tᵀ(V) = −Ys∘V
     F_t = np.ascontiguousarray(F.T)                          # free when F is the transpose of a k × n array
     C = np.array(C)
     Z_t = Z.T
@@ -528,7 +515,7 @@ def candidate_gains(gram, candidates, ops, F, lam, R_inv, columns=None):
         # κ × k problems at once, their sums as matrix products (bibtex, 159 labels: 25 × 159 problems
         # of 4880 terms per addition)
         scale = np.diag(R_inv)
-        negated_t = _negated_signs_t(ops)
+        negated_t = ops.negated_signs_t
         # u and −Ys as transposes of k × n arrays (F is one after the separable Newton loop): read label
         # by label without a transposed copy
         u = (1.0 + negated_t * np.asarray(F).T).T
