@@ -20,7 +20,7 @@ from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
 from mlsvm.report import build_report, relative_difference
 from mlsvm.solvers.cvxpy_tools import solve
-from mlsvm.solvers.sparse_mm_full import full_model
+from mlsvm.solvers.sparse_mm_full import _Kernel, _active_system, _newton_on_active, _point_blocks, full_model
 from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
 from mlsvm.verification.tolerances import tolerance
 
@@ -87,6 +87,46 @@ def test_estimator_full_equals_cvxpy_route():
         assert full.fit_report_.converged and full.n_basis_ == 40
         assert relative_difference(full.fit_report_.primal_objective, reference.fit_report_.primal_objective) <= 1e-7
         np.testing.assert_allclose(full.decision_function(X), reference.decision_function(X), atol=1e-5)
+
+
+@pytest.mark.parametrize("model", ["smsvm", "sm3l"])
+@pytest.mark.parametrize("linear", [True, False])
+def test_point_blocks_invert_the_block_diagonal_of_the_active_system(model, linear):
+    """The preconditioner of the active-set solve is the exact inverse of the active system's blocks by
+    points, read off the system itself (its product on the unit vectors): for SMSVM a full block per
+    point (pairs of one point coupled through its own class), for SM3L the diagonal."""
+    rng = np.random.default_rng(3)
+    X = sp.random(12, 6, density=0.5, random_state=4, format="csr")
+    Y = np.eye(4)[rng.integers(4, size=12)] if model == "smsvm" else (rng.random((12, 4)) < 0.5).astype(float)
+    ops = form.MarginOperator(model, Y)
+    pairs = np.flatnonzero(ops.mask.ravel() & (rng.random(48) < 0.7))
+    kernel = _Kernel(X=X) if linear else _Kernel(gram=(X @ X.T).toarray())
+    product = _active_system(ops, kernel, 0.3, pairs)
+    system = np.column_stack([product(column) for column in np.eye(pairs.size)])
+    points = pairs // 4
+    blocks = np.where(points[:, None] == points[None, :], system, 0.0)
+    if model == "smsvm":   # pairs of one point are coupled: more than a diagonal to invert
+        assert np.count_nonzero(blocks - np.diag(np.diag(blocks))) > 0
+    v = rng.standard_normal(pairs.size)
+    np.testing.assert_allclose(_point_blocks(ops, kernel, 0.3, pairs)(v), np.linalg.solve(blocks, v), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_active_set_step_is_kept_only_when_it_raises_the_dual():
+    """The step replaces μ only when the dual objective rises: told that the current dual is already
+    higher than any, it leaves μ as it was; told the true one, it takes the step."""
+    rng = np.random.default_rng(6)
+    X = sp.random(40, 10, density=0.3, random_state=7, format="csr")
+    ops = form.MarginOperator("smsvm", np.eye(3)[rng.integers(3, size=40)])
+    kernel = _Kernel(X=X)
+    mu = np.where(ops.mask, rng.random((40, 3)), 0.0)
+    before = mu.copy()
+    assert not _newton_on_active(ops, kernel, 0.5, mu, 1e-8, 1.0, np.inf)
+    np.testing.assert_array_equal(mu, before)
+    H = ops.adjoint(mu)
+    dual = float(mu.sum() - np.sum(mu * mu) / (4 * ops.weight) - np.sum(H * kernel.times(H)) / (2 * 0.5))
+    assert _newton_on_active(ops, kernel, 0.5, mu, 1e-8, 1.0, dual)
+    assert np.all(mu >= 0) and not np.array_equal(mu, before)
 
 
 def test_linear_path_equals_gram_path_sparse_and_dense():

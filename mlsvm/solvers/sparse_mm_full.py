@@ -21,8 +21,10 @@ n × n matrix).
 Coordinate descent is slow where coordinates are strongly correlated (nearly equal points, a
 small λ; with the linear kernel on text-like data, bibtex, ‖x‖² up to hundreds, the passes stall at
 a multiplier residual near 1e-3). When a certificate has not fallen tenfold since the previous one,
-the pairs with μ > 0 are solved exactly as the active set (:func:`_newton_on_active`: CG on
-``(I/(2c) + T_A K T_Aᵀ/λ) μ_A = 1``); the descent goes on from that point if it does not certify.
+an active-set Newton step is taken (:func:`_newton_on_active`: the pairs with μ > 0 as the active
+set, CG on ``(I/(2c) + T_A K T_Aᵀ/λ) μ_A = 1`` preconditioned by each point's block, solved as far as
+the stop value reached calls for, kept only when it raises the dual objective); the descent goes on
+from there if it does not certify.
 Stop rule: the relative duality gap ``(P(A) − D(μ))/max(1, |P|, |D|)``
 and the scaled multiplier residual ``|μ − 2c·ξ(A)|∞ / (1 + max(|μ|∞, |2cξ|∞))`` both ≤ tol, with F
 recomputed from μ (stationarity in A holds by construction: ``λKAR⁻¹ + KTᵀ(μ) = 0``).
@@ -43,7 +45,8 @@ __all__ = ["full_model"]
 
 STOP_RULE = "max(relative duality gap, scaled multiplier residual)"
 INNER_SWEEPS = 5   # sweeps over one point's pairs per visit: local, O(k) each
-CHECK_EVERY = 50   # passes between certificates at the latest (a slow descent still meets the Newton step)
+CHECK_EVERY = 50  # passes between certificates at the latest (a slow descent still meets the Newton step)
+FORCING = 0.3      # an active-set step asks a residual of FORCING × the stop value reached (tol's at the least)
 
 
 @compiled
@@ -245,7 +248,7 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
             converged = True
             break
         stalled, previous = stop_value > 0.1 * previous, stop_value
-        if stalled and _newton_on_active(ops, kernel, lam, mu, tol):
+        if stalled and _newton_on_active(ops, kernel, lam, mu, tol, stop_value, history["dual"][-1]):
             newton_steps += 1
             scores, stop_value, _ = certificate()
             if stop_value <= tol:
@@ -288,55 +291,86 @@ def _pair_rows(ops, X, pairs):
 
 
 def _active_system(ops, kernel, lam, pairs):
-    """``(product, diagonal)`` of ``I/(2c) + T_A K T_Aᵀ/λ`` on the pairs A (flat indices into
-    n × k): with X, through the pairs' rows P of T X (:func:`_pair_rows`), O(Σ_A nnz(x_i)) per
-    product; with the Gram matrix, through its block on the points that own a pair of A."""
+    """The product with ``I/(2c) + T_A K T_Aᵀ/λ`` on the pairs A (flat indices into n × k): with X,
+    through the pairs' rows P of T X (:func:`_pair_rows`), O(Σ_A nnz(x_i)) per product; with the Gram
+    matrix, through its block on the points that own a pair of A."""
     c = ops.weight
     if kernel.X is not None:
         P = _pair_rows(ops, kernel.X, pairs)
         PT = P.T.tocsr()
-        diagonal = 1 / (2 * c) + np.asarray(P.multiply(P).sum(axis=1)).ravel() / lam
-        return (lambda v: v / (2 * c) + P @ (PT @ v) / lam), diagonal
+        return lambda v: v / (2 * c) + P @ (PT @ v) / lam
     k = ops.Y.shape[1]
     points, classes = np.divmod(pairs, k)
     owners, local = np.unique(points, return_inverse=True)
     sub = type(ops)(ops.model, ops.Y[owners])
     block = kernel.gram[np.ix_(owners, owners)]
     flat = local * k + classes
-    norm = 2.0 if ops.model == "smsvm" else 1.0     # tᵀt: e_r − e_y, or −s e_r
-    diagonal = 1 / (2 * c) + norm * kernel.diag[points] / lam
 
     def product(v):
         M = np.zeros(owners.size * k)
         M[flat] = v
         return v / (2 * c) + sub.forward(block @ sub.adjoint(M.reshape(owners.size, k))).ravel()[flat] / lam
 
-    return product, diagonal
+    return product
 
 
-def _newton_on_active(ops, kernel, lam, mu, tol) -> bool:
-    """The optimum with the pairs of μ > 0 active, ``(I/(2c) + T_A K T_Aᵀ/λ) μ_A = 1``, by CG
-    preconditioned with its diagonal, from the current μ; pairs that come out negative are dropped
-    and the rest solved again. Written into ``mu`` when it ends with μ_A ≥ 0; the certificate then
-    decides (a pair left out with a positive margin fails it and the descent goes on)."""
+def _point_blocks(ops, kernel, lam, pairs):
+    """The inverse of the block diagonal of ``I/(2c) + T_A K T_Aᵀ/λ`` by points (the CG preconditioner).
+
+    Two pairs (i, r), (i, s) of one point are coupled through ``K_ii tᵀt``: for SMSVM
+    ``(e_r − e_y)ᵀ(e_s − e_y) = 1 + δ_rs``, so point i's block on its m pairs is ``aI + b11ᵀ`` with
+    ``a = 1/(2c) + K_ii/λ``, ``b = K_ii/λ``, inverted by Sherman–Morrison:
+    ``(v − b·Σv/(a + mb)·1)/a``. For SM3L (``t = −s e_r``) the block is diagonal (b = 0). The diagonal
+    alone leaves the ``b11ᵀ`` mode of every point, stiffer than the others by a factor up to ``1 + m``."""
+    points = pairs // ops.Y.shape[1]        # pairs in increasing order: grouped by point
+    starts = np.flatnonzero(np.r_[True, points[1:] != points[:-1]]) if points.size else np.zeros(0, dtype=int)
+    counts = np.diff(np.r_[starts, points.size])
+    stiffness = kernel.diag[points[starts]] / lam
+    a = 1 / (2 * ops.weight) + stiffness
+    b = stiffness if ops.model == "smsvm" else np.zeros_like(stiffness)
+    shrink, scale = np.repeat(b / (a + counts * b), counts), np.repeat(1 / a, counts)
+    return lambda v: (v - shrink * np.repeat(np.add.reduceat(v, starts), counts)) * scale
+
+
+def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
+    """An active-set Newton step on the dual from μ (its stop value and dual objective given): towards
+    the optimum with the pairs of μ > 0 active, ``(I/(2c) + T_A K T_Aᵀ/λ) μ_A = 1``, by CG
+    preconditioned with the points' blocks (:func:`_point_blocks`), warm from μ; pairs that come out
+    negative are dropped and the rest solved again (warm). The residual asked is :data:`FORCING` times
+    the stop value reached (an inexact Newton step: while the active set still moves, an exact solve
+    on it is work thrown away), and never below what the certificate needs at ``tol``. The point
+    reached (negatives left after the rounds clipped to 0) replaces μ only when it raises the dual
+    objective (a CG iterate lowers the quadratic on the active set; the clipping may not); the
+    certificate decides the rest. Returns whether μ was replaced."""
     c = ops.weight
     pairs = np.flatnonzero(mu.ravel() > 0)
+    if pairs.size == 0:
+        return False
+    solution = mu.ravel()[pairs]
+    # the certificate's residual |μ − 2cξ|∞ on the active pairs is 2c·|r|∞ ≤ 2c·‖r‖₂ for the CG residual r
+    final = 0.25 * tol * (1 + solution.max()) / (2 * c)
+    target = max(final, FORCING * stop_value * (1 + solution.max()) / (2 * c))
     for _ in range(5):
+        product = _active_system(ops, kernel, lam, pairs)
+        size = pairs.size
+        system = LinearOperator((size, size), dtype=np.float64, matvec=product)
+        precondition = LinearOperator((size, size), dtype=np.float64, matvec=_point_blocks(ops, kernel, lam, pairs))
+        solution, _ = cg(system, np.ones(size), x0=solution, rtol=0.0, atol=target, maxiter=1000, M=precondition)
+        keep = solution >= 0
+        if keep.all():
+            break
+        pairs, solution = pairs[keep], solution[keep]
         if pairs.size == 0:
             return False
-        product, diagonal = _active_system(ops, kernel, lam, pairs)
-        size = pairs.size
-        start = mu.ravel()[pairs]
-        target = 0.25 * tol * (1 + start.max()) / (2 * c)
-        solution, info = cg(LinearOperator((size, size), dtype=np.float64, matvec=product), np.ones(size), x0=start,
-                            rtol=0.0, atol=target, maxiter=1000,
-                            M=LinearOperator((size, size), dtype=np.float64, matvec=lambda v: v / diagonal))
-        if info != 0:
-            return False
-        negative = solution < 0
-        if not negative.any():
-            mu[...] = 0.0
-            mu.ravel()[pairs] = solution
-            return True
-        pairs = pairs[~negative]
-    return False
+    trial = np.zeros_like(mu)
+    trial.ravel()[pairs] = np.maximum(solution, 0.0)
+    if _dual_objective(ops, kernel, lam, trial) <= dual:
+        return False
+    mu[...] = trial
+    return True
+
+
+def _dual_objective(ops, kernel, lam, mu) -> float:
+    """``Σμ − Σμ²/(4c) − tr(Hᵀ K H)/(2λ)``, H = Tᵀ(μ): the dual objective the certificate reports."""
+    H = ops.adjoint(mu)
+    return float(mu.sum()) - float(np.sum(mu * mu)) / (4 * ops.weight) + 0.5 * float(np.sum(H * kernel.times(H))) / -lam
