@@ -218,7 +218,7 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
         quadratic = -float(np.sum(H * scores))          # tr(HᵀKH)/λ
         squares = float(np.sum(xi * xi))
         primal = 0.5 * quadratic + c * squares
-        dual = float(mu.sum()) - float(np.sum(mu * mu)) / (4 * c) - 0.5 * quadratic
+        dual = _dual_objective(ops, mu, H, scores)
         gap = relative_gap(primal, dual)
         implied = 2 * c * xi
         residual = float(np.max(np.abs(mu - implied), initial=0.0)
@@ -364,13 +364,14 @@ def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
             return False
     trial = np.zeros_like(mu)
     trial.ravel()[pairs] = np.maximum(solution, 0.0)
-    if _dual_objective(ops, kernel, lam, trial) <= dual:
+    H = ops.adjoint(trial)
+    if _dual_objective(ops, trial, H, -kernel.times(H) / lam) <= dual:
         return False
     mu[...] = trial
     return True
 
 
-def _dual_objective(ops, kernel, lam, mu) -> float:
-    """``Σμ − Σμ²/(4c) − tr(Hᵀ K H)/(2λ)``, H = Tᵀ(μ): the dual objective the certificate reports."""
-    H = ops.adjoint(mu)
-    return float(mu.sum()) - float(np.sum(mu * mu)) / (4 * ops.weight) + 0.5 * float(np.sum(H * kernel.times(H))) / -lam
+def _dual_objective(ops, mu, H, scores) -> float:
+    """``Σμ − Σμ²/(4c) − tr(Hᵀ K H)/(2λ)`` from ``H = Tᵀ(μ)`` and the scores ``−KH/λ``: the dual objective
+    of the certificate."""
+    return float(mu.sum()) - float(np.sum(mu * mu)) / (4 * ops.weight) + 0.5 * float(np.sum(H * scores))
