@@ -15,8 +15,8 @@ is ``μ_ir/(2c) − u_ir`` with the margin ``u = 1 + T(F)``, so one coordinate h
 for SMSVM, ``−s_ir e_r`` for SM3L). This is the dual coordinate descent of LIBLINEAR's L2-loss SVM,
 here with the pairs of one training point updated together: the point's scores are updated locally
 during a few sweeps over its pairs (O(k) each), then once in every row, ``F −= K[:, i] ⊗ Δh_i/λ``
-(kernel, O(nk)) or in the weights ``W −= x_i ⊗ Δh_i/λ`` (linear kernel, O(nnz(x_i)·k), W = XᵀA, no
-n × n matrix).
+(kernel, O(nk)) or in the weights ``W −= x_i ⊗ Δh_i/λ`` (linear kernel, O(nnz(x_i)) per class that
+moved, W = XᵀA, no n × n matrix).
 
 Coordinate descent is slow where coordinates are strongly correlated (nearly equal points, a
 small λ; with the linear kernel on text-like data, bibtex, ‖x‖² up to hundreds, the passes stall at
@@ -362,7 +362,7 @@ def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
     if pairs.size == 0:
         return False
     solution = mu.ravel()[pairs]
-    # the certificate's residual |μ − 2cξ|∞ on the active pairs is 2c·|r|∞ ≤ 2c·‖r‖₂ for the CG residual r
+    # the certificate's |μ − 2cξ|∞ on the active pairs is 2c·|r|∞ ≤ 2c·‖r‖₂ (r: CG's residual)
     final = 0.25 * tol * (1 + solution.max()) / (2 * c)
     target = max(final, FORCING * stop_value * (1 + solution.max()) / (2 * c))
     for _ in range(5):
@@ -387,6 +387,6 @@ def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
 
 
 def _dual_objective(ops, mu, H, scores) -> float:
-    """``Σμ − Σμ²/(4c) − tr(Hᵀ K H)/(2λ)`` from ``H = Tᵀ(μ)`` and the scores ``−KH/λ``: the dual objective
-    of the certificate."""
+    """``Σμ − Σμ²/(4c) − tr(Hᵀ K H)/(2λ)`` from ``H = Tᵀ(μ)`` and the scores ``−KH/λ``: the dual
+    objective of the certificate."""
     return float(mu.sum()) - float(np.sum(mu * mu)) / (4 * ops.weight) + 0.5 * float(np.sum(H * scores))
