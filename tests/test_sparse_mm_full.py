@@ -20,7 +20,8 @@ from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
 from mlsvm.report import build_report, relative_difference
 from mlsvm.solvers.cvxpy_tools import solve
-from mlsvm.solvers.sparse_mm_full import _Kernel, _active_system, _newton_on_active, _point_blocks, full_model
+from mlsvm.solvers.sparse_mm_full import (_Kernel, _active_system, _newton_on_active, _pair_factors, _point_blocks,
+                                          full_model)
 from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
 from mlsvm.verification.tolerances import tolerance
 
@@ -110,6 +111,31 @@ def test_point_blocks_invert_the_block_diagonal_of_the_active_system(model, line
     v = rng.standard_normal(pairs.size)
     np.testing.assert_allclose(_point_blocks(ops, kernel, 0.3, pairs)(v), np.linalg.solve(blocks, v), rtol=1e-12,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("model", ["smsvm", "sm3l"])
+def test_active_system_through_the_pair_factors_is_the_gram_one(model):
+    """With X, the active system runs through ``T_A X = G R`` (SMSVM: a point's own row shared by its
+    pairs); it is the system read from the Gram matrix XXᵀ, entry by entry, and G R is T_A X written out."""
+    rng = np.random.default_rng(9)
+    X = sp.random(15, 8, density=0.4, random_state=10, format="csr")
+    Y = np.eye(5)[rng.integers(5, size=15)] if model == "smsvm" else (rng.random((15, 5)) < 0.5).astype(float)
+    ops = form.MarginOperator(model, Y)
+    pairs = np.flatnonzero(ops.mask.ravel() & (rng.random(75) < 0.6))
+    systems = [np.column_stack([_active_system(ops, kernel, 0.7, pairs)(column) for column in np.eye(pairs.size)])
+               for kernel in (_Kernel(X=X), _Kernel(gram=(X @ X.T).toarray()))]
+    np.testing.assert_allclose(systems[0], systems[1], rtol=1e-12, atol=1e-12)
+    G, R = _pair_factors(ops, X, pairs)
+    explicit = np.zeros((pairs.size, 8 * 5))    # pair (i, r): x_i ⊗ Tᵀ(e_ir) on vec(W), W row-major (d × k)
+    for row, (i, r) in enumerate(zip(*np.divmod(pairs, 5))):
+        t = np.zeros(5)
+        t[r] = 1.0
+        if model == "smsvm":
+            t[Y[i].argmax()] -= 1.0
+        else:
+            t[r] = -ops.signed[i, r]
+        explicit[row] = np.kron(X[i].toarray().ravel(), t)
+    np.testing.assert_allclose((G @ R).toarray(), explicit, atol=1e-15)
 
 
 def test_active_set_step_is_kept_only_when_it_raises_the_dual():

@@ -15,8 +15,8 @@ is ``μ_ir/(2c) − u_ir`` with the margin ``u = 1 + T(F)``, so one coordinate h
 for SMSVM, ``−s_ir e_r`` for SM3L). This is the dual coordinate descent of LIBLINEAR's L2-loss SVM,
 here with the pairs of one training point updated together: the point's scores are updated locally
 during a few sweeps over its pairs (O(k) each), then once in every row, ``F −= K[:, i] ⊗ Δh_i/λ``
-(kernel, O(nk)) or in the weights ``W −= x_i ⊗ Δh_i/λ`` (linear kernel, O(nnz(x_i)·k), W = XᵀA, no
-n × n matrix).
+(kernel, O(nk)) or in the weights ``W −= x_i ⊗ Δh_i/λ`` (linear kernel, O(nnz(x_i)) per class that
+moved, W = XᵀA, no n × n matrix).
 
 Coordinate descent is slow where coordinates are strongly correlated (nearly equal points, a
 small λ; with the linear kernel on text-like data, bibtex, ‖x‖² up to hundreds, the passes stall at
@@ -121,6 +121,7 @@ def _pass_linear(order, indptr, indices, data, W, mu, diag, label, signed, smsvm
     k = W.shape[1]
     f = np.empty(k)
     dh = np.empty(k)
+    moved = np.empty(k, dtype=np.int64)
     violation = 0.0
     for i in order:
         for r in range(k):
@@ -131,12 +132,18 @@ def _pass_linear(order, indptr, indices, data, W, mu, diag, label, signed, smsvm
             for r in range(k):
                 f[r] += x * row[r]
         violation = max(violation, _visit_point(i, f, mu, diag[i], label, signed, smsvm, lam, half, dh))
+        count = 0          # the classes whose weights move (none for most points late in the descent)
         for r in range(k):
-            dh[r] /= lam
+            if dh[r] != 0.0:
+                moved[count] = r
+                dh[count] = dh[r] / lam
+                count += 1
+        if count == 0:
+            continue
         for p in range(indptr[i], indptr[i + 1]):
             x, row = data[p], W[indices[p]]
-            for r in range(k):
-                row[r] -= x * dh[r]
+            for m in range(count):
+                row[moved[m]] -= x * dh[m]
     return violation
 
 
@@ -251,6 +258,7 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
         if stalled and _newton_on_active(ops, kernel, lam, mu, tol, stop_value, history["dual"][-1]):
             newton_steps += 1
             scores, stop_value, _ = certificate()
+            previous = stop_value   # the descent's progress is judged from where the step left it
             if stop_value <= tol:
                 converged = True
                 break
@@ -272,33 +280,40 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
                         solver="full", history=history)
 
 
-def _pair_rows(ops, X, pairs):
-    """The rows of ``T X`` for the pairs (flat indices into n × k) as a sparse matrix on ``vec(W)``
-    (d·k, row-major W): pair (i, r)'s margin is ``1 + row · vec(W)``."""
+def _pair_factors(ops, X, pairs):
+    """``T_A X = G R`` for the pairs A (flat indices into n × k), on ``vec(W)`` (d·k, row-major W): pair
+    (i, r)'s margin is ``1 + (G R vec(W))_(i,r)``. R's rows are x_i placed at class c, one per (point,
+    class) that the pairs read: SMSVM's pair (i, r) is row (i, r) less row (i, y_i), and a point's own
+    row serves all its pairs, so R holds fewer entries than the pairs' rows written out (each of those
+    would carry x_i twice); SM3L's pair is its row times −s_ir."""
     n, k = ops.Y.shape
     points, classes = np.divmod(pairs, k)
-    rows_x = X[points]
-    counts = np.diff(rows_x.indptr)
-    rows = np.repeat(np.arange(pairs.size), counts)
     if ops.model == "sm3l":
-        values = -ops.signed[points, classes][rows] * rows_x.data
-        columns = rows_x.indices * k + classes[rows]
-    else:   # x_i at class r, −x_i at the point's own class
-        values = np.concatenate([rows_x.data, -rows_x.data])
-        columns = np.concatenate([rows_x.indices * k + classes[rows], rows_x.indices * k + ops.label[points][rows]])
-        rows = np.concatenate([rows, rows])
-    return csr_matrix((values, (rows, columns)), shape=(pairs.size, X.shape[1] * k))
+        keys, weights = pairs, -ops.signed[points, classes]
+        G = csr_matrix((weights, (np.arange(pairs.size), np.arange(pairs.size))), shape=(pairs.size, pairs.size))
+    else:
+        own = points * k + ops.label[points]
+        keys = np.union1d(pairs, own)
+        index = np.arange(pairs.size)
+        G = csr_matrix((np.r_[np.ones(pairs.size), -np.ones(pairs.size)],
+                        (np.r_[index, index], np.r_[np.searchsorted(keys, pairs), np.searchsorted(keys, own)])),
+                       shape=(pairs.size, keys.size))
+    key_points, key_classes = np.divmod(keys, k)
+    rows_x = X[key_points]
+    rows = np.repeat(np.arange(keys.size), np.diff(rows_x.indptr))
+    R = csr_matrix((rows_x.data, (rows, rows_x.indices * k + key_classes[rows])), shape=(keys.size, X.shape[1] * k))
+    return G, R
 
 
 def _active_system(ops, kernel, lam, pairs):
     """The product with ``I/(2c) + T_A K T_Aᵀ/λ`` on the pairs A (flat indices into n × k): with X,
-    through the pairs' rows P of T X (:func:`_pair_rows`), O(Σ_A nnz(x_i)) per product; with the Gram
-    matrix, through its block on the points that own a pair of A."""
+    through the factors ``T_A X = G R`` (:func:`_pair_factors`), O(Σ_A nnz(x_i)) per product; with the
+    Gram matrix, through its block on the points that own a pair of A."""
     c = ops.weight
     if kernel.X is not None:
-        P = _pair_rows(ops, kernel.X, pairs)
-        PT = P.T.tocsr()
-        return lambda v: v / (2 * c) + P @ (PT @ v) / lam
+        G, R = _pair_factors(ops, kernel.X, pairs)
+        GT, RT = G.T.tocsr(), R.T.tocsr()
+        return lambda v: v / (2 * c) + G @ (R @ (RT @ (GT @ v))) / lam
     k = ops.Y.shape[1]
     points, classes = np.divmod(pairs, k)
     owners, local = np.unique(points, return_inverse=True)
@@ -347,7 +362,7 @@ def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
     if pairs.size == 0:
         return False
     solution = mu.ravel()[pairs]
-    # the certificate's residual |μ − 2cξ|∞ on the active pairs is 2c·|r|∞ ≤ 2c·‖r‖₂ for the CG residual r
+    # the certificate's |μ − 2cξ|∞ on the active pairs is 2c·|r|∞ ≤ 2c·‖r‖₂ (r: CG's residual)
     final = 0.25 * tol * (1 + solution.max()) / (2 * c)
     target = max(final, FORCING * stop_value * (1 + solution.max()) / (2 * c))
     for _ in range(5):
@@ -372,6 +387,6 @@ def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
 
 
 def _dual_objective(ops, mu, H, scores) -> float:
-    """``Σμ − Σμ²/(4c) − tr(Hᵀ K H)/(2λ)`` from ``H = Tᵀ(μ)`` and the scores ``−KH/λ``: the dual objective
-    of the certificate."""
+    """``Σμ − Σμ²/(4c) − tr(Hᵀ K H)/(2λ)`` from ``H = Tᵀ(μ)`` and the scores ``−KH/λ``: the dual
+    objective of the certificate."""
     return float(mu.sum()) - float(np.sum(mu * mu)) / (4 * ops.weight) + 0.5 * float(np.sum(H * scores))
