@@ -46,7 +46,7 @@ __all__ = ["full_model"]
 STOP_RULE = "max(relative duality gap, scaled multiplier residual)"
 INNER_SWEEPS = 5   # sweeps over one point's pairs per visit: local, O(k) each
 CHECK_EVERY = 50   # passes between certificates at the latest (a slow descent still meets the Newton step)
-FORCING = 0.3      # an active-set step asks a residual of FORCING × the stop value reached (tol's at the least)
+FORCING = 0.3      # an active-set step asks a residual of FORCING × the stop value reached (never below tol's)
 
 
 @compiled
