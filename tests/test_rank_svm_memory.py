@@ -47,6 +47,9 @@ def test_compiled_pair_operators_match_the_incidence_matrices():
     assert np.allclose(problem.balance(alpha), A @ alpha, rtol=0, atol=1e-12)
     assert np.allclose(problem.equality_adjoint(b), A.T @ b, rtol=0, atol=1e-12)
     assert np.allclose(problem.equality_transpose.toarray(), A.T)
+    # the pair structure's own operators (the problem's delegate to them) against the same matrices
+    assert np.allclose(problem.pairs.gather(F), D @ F.ravel(), rtol=0, atol=1e-12)
+    assert np.allclose(problem.pairs.scatter(alpha).ravel(), D.T @ alpha, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match=f"one value per pair: {problem.n_pairs} entries; got {problem.n_pairs - 1}"):
         problem.scatter(alpha[:-1])
 

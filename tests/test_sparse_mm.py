@@ -405,7 +405,6 @@ def test_precomputed_kernel_and_basis_only_inference_agree():
     assert relative_difference(float(np.abs(on_X.decision_function(test) - on_K.decision_function(kernel(test, data.X))).max()), 0.0) <= EXACT.objective
 
 
-
 def test_linear_scores_follow_the_basis_order_when_every_point_is_in_J():
     """With more features than points the greedy route can take every point, in its own order; the
     linear kernel's scores X (X_Jᵀ A) must read the basis rows in that order (against the Gram
