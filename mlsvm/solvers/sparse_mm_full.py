@@ -427,15 +427,14 @@ def _row_dots(indptr, indices, data, left, right, scratch):
     return out
 
 
-@compiled
 def _invert_blocks(starts, values):
-    """Replaces each square block of ``values`` (row-major, one after the other) by its inverse."""
-    position = 0
-    for g in range(starts.size - 1):
-        m = starts[g + 1] - starts[g]
-        block = values[position:position + m * m].reshape(m, m)
-        block[:, :] = np.linalg.inv(block)
-        position += m * m
+    """Replaces each square block of ``values`` (row-major, one after the other) by its inverse; the
+    blocks of one size are inverted together."""
+    sizes = np.diff(starts)
+    offsets = np.cumsum(sizes * sizes) - sizes * sizes
+    for m in np.unique(sizes):
+        entries = offsets[sizes == m][:, None] + np.arange(m * m)
+        values[entries] = np.linalg.inv(values[entries].reshape(-1, m, m)).reshape(-1, m * m)
 
 
 def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
