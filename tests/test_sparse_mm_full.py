@@ -20,8 +20,8 @@ from mlsvm.formulations import sparse_mm as form
 from mlsvm.kernels import make_kernel
 from mlsvm.report import build_report, relative_difference
 from mlsvm.solvers.cvxpy_tools import solve
-from mlsvm.solvers.sparse_mm_full import (_Kernel, _active_system, _newton_on_active, _pair_factors, _point_blocks,
-                                          full_model)
+from mlsvm.solvers.sparse_mm_full import (PAIR_BLOCK, _class_pair_blocks, _Kernel, _active_system, _newton_on_active,
+                                          _pair_factors, _point_blocks, full_model)
 from mlsvm.solvers.sparse_mm_greedy import greedy_sparse
 from mlsvm.verification.tolerances import tolerance
 
@@ -111,6 +111,55 @@ def test_point_blocks_invert_the_block_diagonal_of_the_active_system(model, line
     v = rng.standard_normal(pairs.size)
     np.testing.assert_allclose(_point_blocks(ops, kernel, 0.3, pairs)(v), np.linalg.solve(blocks, v), rtol=1e-12,
                                atol=1e-12)
+
+
+def _system(ops, kernel, lam, pairs):
+    """The active system as a matrix, read off its product on the unit vectors."""
+    product = _active_system(ops, kernel, lam, pairs)
+    return np.column_stack([product(column) for column in np.eye(pairs.size)])
+
+
+@pytest.mark.parametrize("k, n", [(4, 30), (2, 80)])   # with 2 classes all 80 pairs join one class pair: cut
+@pytest.mark.parametrize("linear", [True, False])
+def test_class_pair_blocks_invert_the_class_pair_blocks_of_the_active_system(k, n, linear):
+    """The preconditioner's second half is the exact inverse of the SMSVM active system's blocks on the
+    pairs that join the same two classes, read off the system itself, at most PAIR_BLOCK pairs a block
+    (in the order of the pairs); SM3L has none."""
+    rng = np.random.default_rng(5)
+    X = sp.random(n, 6, density=0.5, random_state=6, format="csr")
+    Y = np.eye(k)[rng.integers(k, size=n)]
+    ops = form.MarginOperator("smsvm", Y)
+    pairs = np.flatnonzero(ops.mask.ravel() & (rng.random(n * k) < 0.8))
+    kernel = _Kernel(X=X) if linear else _Kernel(gram=(X @ X.T).toarray())
+    points, classes = np.divmod(pairs, k)
+    joined = np.sort(np.column_stack([classes, Y[points].argmax(1)]), axis=1) @ [k, 1]
+    rank = np.array([np.sum(joined[:a] == joined[a]) for a in range(pairs.size)])
+    same = (joined[:, None] == joined[None, :]) & (rank[:, None] // PAIR_BLOCK == rank[None, :] // PAIR_BLOCK)
+    assert (rank >= PAIR_BLOCK).any() == (k == 2)
+    blocks = np.where(same, _system(ops, kernel, 0.3, pairs), 0.0)
+    v = rng.standard_normal(pairs.size)
+    np.testing.assert_allclose(_class_pair_blocks(ops, kernel, 0.3, pairs) @ v, np.linalg.solve(blocks, v),
+                               rtol=1e-10, atol=1e-12)
+    assert _class_pair_blocks(form.MarginOperator("sm3l", Y), kernel, 0.3, pairs) is None
+
+
+def test_class_pair_blocks_lift_the_smallest_eigenvalue_of_duplicates_with_swapped_classes():
+    """Why the second half is there: two copies of a point, of classes 0 and 1, each with its pair to
+    the other's class, have rows that cancel: a direction where the system is 1/(2c) = 1 and each
+    pair's point block 1 + 2K_ii/λ = 51. Preconditioned by the point blocks alone, the smallest
+    eigenvalue is 1/51; with the class-pair blocks added it is bounded away from 0."""
+    X = np.array([[3.0, 4.0], [3.0, 4.0], [1.0, -2.0], [-2.0, 1.0]])   # K_ii = 25 for the copies
+    Y = np.eye(3)[[0, 1, 2, 2]]
+    ops = form.MarginOperator("smsvm", Y)
+    pairs = np.array([0 * 3 + 1, 1 * 3 + 0, 2 * 3 + 0, 2 * 3 + 1, 3 * 3 + 0, 3 * 3 + 1])   # (0, 1), (1, 0), ...
+    kernel = _Kernel(X=sp.csr_matrix(X))
+    system = _system(ops, kernel, 1.0, pairs)
+    unit = np.eye(pairs.size)
+    point = np.column_stack([_point_blocks(ops, kernel, 1.0, pairs)(column) for column in unit])
+    both = point + _class_pair_blocks(ops, kernel, 1.0, pairs).toarray()
+    smallest = [np.linalg.eigvals(M @ system).real.min() for M in (point, both)]
+    assert smallest[0] == pytest.approx(1 / 51, rel=1e-12)
+    assert smallest[1] > 0.4
 
 
 @pytest.mark.parametrize("model", ["smsvm", "sm3l"])

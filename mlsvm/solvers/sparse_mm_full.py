@@ -22,7 +22,8 @@ Coordinate descent is slow where coordinates are strongly correlated (nearly equ
 small λ; with the linear kernel on text-like data, bibtex, ‖x‖² up to hundreds, the passes stall at
 a multiplier residual near 1e-3). When a certificate has not fallen tenfold since the previous one,
 an active-set Newton step is taken (:func:`_newton_on_active`: the pairs with μ > 0 as the active
-set, CG on ``(I/(2c) + T_A K T_Aᵀ/λ) μ_A = 1`` preconditioned by each point's block, solved as far as
+set, CG on ``(I/(2c) + T_A K T_Aᵀ/λ) μ_A = 1`` preconditioned by each point's block and, for SMSVM,
+each class pair's block, solved as far as
 the stop value reached calls for, kept only when it raises the dual objective); the descent goes on
 from there if it does not certify.
 Stop rule: the relative duality gap ``(P(A) − D(μ))/max(1, |P|, |D|)``
@@ -47,6 +48,7 @@ STOP_RULE = "max(relative duality gap, scaled multiplier residual)"
 INNER_SWEEPS = 5   # sweeps over one point's pairs per visit: local, O(k) each
 CHECK_EVERY = 50   # passes between certificates at the latest (a slow descent still meets the Newton step)
 FORCING = 0.3      # an active-set step asks a residual of FORCING × the stop value reached (never below tol's)
+PAIR_BLOCK = 32    # pairs per block of one class pair at most (larger groups are cut: bounded memory and work)
 
 
 @compiled
@@ -347,10 +349,99 @@ def _point_blocks(ops, kernel, lam, pairs):
     return lambda v: (v - shrink * np.repeat(np.add.reduceat(v, starts), counts)) * scale
 
 
+def _class_pair_blocks(ops, kernel, lam, pairs):
+    """SMSVM: the inverse of the blocks of ``I/(2c) + T_A K T_Aᵀ/λ`` on the pairs that join the same two
+    classes, as a sparse matrix on the pairs (the second half of the CG preconditioner); None for SM3L.
+
+    Pair (i, r) joins the classes r and y_i: ``t = e_r − e_y = σ (e_hi − e_lo)``, σ = ±1 as r is the
+    larger class or not. Two pairs of one class pair, of points i and j, are coupled by
+    ``σσ' · 2 K_ij/λ``. These are the pairs whose rows nearly cancel: two near-duplicate points of
+    classes a and b, each with its pair to the other's class, give ``t + t' = 0``, a direction where the
+    system is ``1/(2c)`` and each pair's point block ``1/(2c) + 2K_ii/λ``: the smallest eigenvalues of
+    the system preconditioned by the point blocks alone. The preconditioner is the sum of the two
+    inverses (both positive definite); a point has at most one pair in each class pair, so the two
+    sets of blocks overlap on the diagonal only. A class pair joined by more than :data:`PAIR_BLOCK`
+    pairs is cut into blocks of that many, in the order of the pairs."""
+    if ops.model != "smsvm" or pairs.size == 0:
+        return None
+    k = ops.Y.shape[1]
+    points, classes = np.divmod(pairs, k)
+    own = ops.label[points]
+    low, high = np.minimum(classes, own), np.maximum(classes, own)
+    order = np.argsort(low * k + high, kind="stable")
+    key = (low * k + high)[order]
+    new_group = np.r_[True, key[1:] != key[:-1]]
+    rank = np.arange(key.size) - np.maximum.accumulate(np.where(new_group, np.arange(key.size), 0))
+    starts = np.r_[np.flatnonzero(rank % PAIR_BLOCK == 0), order.size].astype(np.int64)
+    first, second = _block_entries(starts)
+    members, sign = points[order], np.where(classes == high, 1.0, -1.0)[order]
+    if kernel.X is None:
+        gram = kernel.gram[members[first], members[second]]
+    else:
+        X = kernel.X
+        gram = _row_dots(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, members[first],
+                         members[second], np.zeros(X.shape[1]))
+    values = 2 * sign[first] * sign[second] * gram / lam + (first == second) / (2 * ops.weight)
+    _invert_blocks(starts, values)
+    return csr_matrix((values, (order[first], order[second])), shape=(pairs.size, pairs.size))
+
+
+@compiled
+def _block_entries(starts):
+    """The entries of the square blocks ``starts[g]:starts[g + 1]``, block by block, row by row, as
+    (row, column) positions."""
+    sizes = np.diff(starts)
+    total = int(np.sum(sizes * sizes))
+    first, second = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    position = 0
+    for g in range(sizes.size):
+        for a in range(starts[g], starts[g + 1]):
+            for b in range(starts[g], starts[g + 1]):
+                first[position], second[position] = a, b
+                position += 1
+    return first, second
+
+
+@compiled
+def _row_dots(indptr, indices, data, left, right, scratch):
+    """``x_left[e] · x_right[e]`` for every entry e of the CSR rows; ``scratch`` (d,) is zero and is left
+    zero (it holds the left row while the left index repeats)."""
+    out = np.empty(left.size)
+    held = -1
+    for e in range(left.size):
+        i = left[e]
+        if i != held:
+            if held >= 0:
+                for p in range(indptr[held], indptr[held + 1]):
+                    scratch[indices[p]] = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                scratch[indices[p]] = data[p]
+            held = i
+        j, total = right[e], 0.0
+        for p in range(indptr[j], indptr[j + 1]):
+            total += data[p] * scratch[indices[p]]
+        out[e] = total
+    if held >= 0:
+        for p in range(indptr[held], indptr[held + 1]):
+            scratch[indices[p]] = 0.0
+    return out
+
+
+def _invert_blocks(starts, values):
+    """Replaces each square block of ``values`` (row-major, one after the other) by its inverse; the
+    blocks of one size are inverted together."""
+    sizes = np.diff(starts)
+    offsets = np.cumsum(sizes * sizes) - sizes * sizes
+    for m in np.unique(sizes):
+        entries = offsets[sizes == m][:, None] + np.arange(m * m)
+        values[entries] = np.linalg.inv(values[entries].reshape(-1, m, m)).reshape(-1, m * m)
+
+
 def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
     """An active-set Newton step on the dual from μ (its stop value and dual objective given): towards
     the optimum with the pairs of μ > 0 active, ``(I/(2c) + T_A K T_Aᵀ/λ) μ_A = 1``, by CG
-    preconditioned with the points' blocks (:func:`_point_blocks`), warm from μ; pairs that come out
+    preconditioned with the points' blocks (:func:`_point_blocks`) plus, for SMSVM, the class pairs'
+    blocks (:func:`_class_pair_blocks`), warm from μ; pairs that come out
     negative are dropped and the rest solved again (warm). The residual asked is :data:`FORCING` times
     the stop value reached (an inexact Newton step: while the active set still moves, an exact solve
     on it is work thrown away), and never below what the certificate needs at ``tol``. The point
@@ -369,7 +460,9 @@ def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
         product = _active_system(ops, kernel, lam, pairs)
         size = pairs.size
         system = LinearOperator((size, size), dtype=np.float64, matvec=product)
-        precondition = LinearOperator((size, size), dtype=np.float64, matvec=_point_blocks(ops, kernel, lam, pairs))
+        point, joint = _point_blocks(ops, kernel, lam, pairs), _class_pair_blocks(ops, kernel, lam, pairs)
+        precondition = LinearOperator((size, size), dtype=np.float64,
+                                      matvec=point if joint is None else (lambda v: point(v) + joint @ v))
         solution, _ = cg(system, np.ones(size), x0=solution, rtol=0.0, atol=target, maxiter=1000, M=precondition)
         keep = solution >= 0
         if keep.all():
