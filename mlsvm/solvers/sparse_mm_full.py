@@ -429,12 +429,14 @@ def _row_dots(indptr, indices, data, left, right, scratch):
 
 def _invert_blocks(starts, values):
     """Replaces each square block of ``values`` (row-major, one after the other) by its inverse; the
-    blocks of one size are inverted together."""
+    blocks of one size are inverted together, and each inverse is symmetrised (CG's preconditioner is
+    symmetric; the rounding of the inversion need not be)."""
     sizes = np.diff(starts)
     offsets = np.cumsum(sizes * sizes) - sizes * sizes
     for m in np.unique(sizes):
         entries = offsets[sizes == m][:, None] + np.arange(m * m)
-        values[entries] = np.linalg.inv(values[entries].reshape(-1, m, m)).reshape(-1, m * m)
+        inverse = np.linalg.inv(values[entries].reshape(-1, m, m))
+        values[entries] = (0.5 * (inverse + inverse.transpose(0, 2, 1))).reshape(-1, m * m)
 
 
 def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
