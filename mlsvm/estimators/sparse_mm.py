@@ -6,6 +6,9 @@ per class, Alg. 3); ``"full"``: the full model (J = all training points) by dual
 (:mod:`mlsvm.solvers.sparse_mm_full`; with the linear kernel on X, no n × n matrix); ``"cvxpy"``: the
 full model, its derived dual by CVXPY, the ground truth (``d_max`` and ``kappa`` are used by neither). ``tol`` bounds the relative duality
 gap and the scaled stationarity residual; ``max_iter`` the Newton steps of the whole run.
+With the linear kernel a sparse basis does not make prediction cheaper (the weights are d × k
+either way), and on large sparse data ``"full"`` can be both the faster and the more accurate fit
+(SMSVM on bibtex: docs, sparse_mm, "Where SMSVM on bibtex stands").
 Fitted: ``coef_`` (``|J|`` × k), ``basis_indices_``, ``n_basis_`` = ``|J|``, ``objective_path_`` (e_J after
 each added basis vector), ``n_support_`` (training points with a nonzero multiplier; for J = all the
 full model's support vectors), ``fit_report_``.
