@@ -371,6 +371,7 @@ def _class_pair_blocks(ops, kernel, lam, pairs):
     order = np.argsort(low * k + high, kind="stable")
     key = (low * k + high)[order]
     new_group = np.r_[True, key[1:] != key[:-1]]
+    # a pair's position in its class pair; a block starts at every PAIR_BLOCK-th
     rank = np.arange(key.size) - np.maximum.accumulate(np.where(new_group, np.arange(key.size), 0))
     starts = np.r_[np.flatnonzero(rank % PAIR_BLOCK == 0), order.size].astype(np.int64)
     first, second = _block_entries(starts)
@@ -462,9 +463,9 @@ def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual) -> bool:
         product = _active_system(ops, kernel, lam, pairs)
         size = pairs.size
         system = LinearOperator((size, size), dtype=np.float64, matvec=product)
-        point, joint = _point_blocks(ops, kernel, lam, pairs), _class_pair_blocks(ops, kernel, lam, pairs)
-        precondition = LinearOperator((size, size), dtype=np.float64,
-                                      matvec=point if joint is None else (lambda v: point(v) + joint @ v))
+        by_point, by_class_pair = _point_blocks(ops, kernel, lam, pairs), _class_pair_blocks(ops, kernel, lam, pairs)
+        precondition = LinearOperator((size, size), dtype=np.float64, matvec=by_point if by_class_pair is None
+                                      else (lambda v: by_point(v) + by_class_pair @ v))
         solution, _ = cg(system, np.ones(size), x0=solution, rtol=0.0, atol=target, maxiter=1000, M=precondition)
         keep = solution >= 0
         if keep.all():
