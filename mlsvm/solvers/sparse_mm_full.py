@@ -40,6 +40,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.rank_svm_decomposition import _Classes
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["full_model"]
@@ -158,6 +159,8 @@ class _Kernel:
         if X is not None:
             self.X = csr_matrix(X, dtype=np.float64)   # the passes and the pairs' rows read CSR
             self.diag = np.asarray(self.X.multiply(self.X).sum(axis=1), dtype=np.float64).ravel()
+            # (indptr, indices, data) as the compiled loops take them
+            self.rows = (self.X.indptr.astype(np.int64), self.X.indices.astype(np.int64), self.X.data)
         else:
             self.diag = np.ascontiguousarray(np.diag(gram), dtype=np.float64)
 
@@ -211,10 +214,7 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
     mu = np.zeros((n, k))
     linear = X is not None
     if linear:
-        csr = kernel.X
-        indptr, indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
-        data = csr.data.astype(np.float64)
-        W = np.zeros((csr.shape[1], k))
+        W = np.zeros((kernel.X.shape[1], k))
     else:
         gram = np.ascontiguousarray(gram, dtype=np.float64)
         F_t = np.zeros((k, n))
@@ -245,7 +245,7 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
     while passes < max_iter:
         order = rng.permutation(n).astype(np.int64)
         arrays = (mu, kernel.diag, label, signed, smsvm, lam, half)
-        violation = (_pass_linear(order, indptr, indices, data, W, *arrays) if linear
+        violation = (_pass_linear(order, *kernel.rows, W, *arrays) if linear
                      else _pass_kernel(order, gram, F_t, *arrays))
         passes += 1
         if callback is not None:
@@ -366,22 +366,17 @@ def _class_pair_blocks(ops, kernel, lam, pairs):
         return None
     k = ops.Y.shape[1]
     points, classes = np.divmod(pairs, k)
-    own = ops.label[points]
-    low, high = np.minimum(classes, own), np.maximum(classes, own)
-    order = np.argsort(low * k + high, kind="stable")
-    key = (low * k + high)[order]
-    new_group = np.r_[True, key[1:] != key[:-1]]
-    # a pair's position in its class pair; a block starts at every PAIR_BLOCK-th
-    rank = np.arange(key.size) - np.maximum.accumulate(np.where(new_group, np.arange(key.size), 0))
+    # Rank-SVM's grouping of (relevant, irrelevant) pairs: here (y_i, r), oriented +1 when r is the larger
+    grouped = _Classes(ops.label[points], classes, k)
+    order, sign = grouped.order, grouped.orientation
+    rank = np.arange(order.size) - grouped.starts[grouped.index]   # a pair's position in its class pair
     starts = np.r_[np.flatnonzero(rank % PAIR_BLOCK == 0), order.size].astype(np.int64)
     first, second = _block_entries(starts)
-    members, sign = points[order], np.where(classes == high, 1.0, -1.0)[order]
+    members = points[order]
     if kernel.X is None:
         gram = kernel.gram[members[first], members[second]]
     else:
-        X = kernel.X
-        gram = _row_dots(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, members[first],
-                         members[second], np.zeros(X.shape[1]))
+        gram = _row_dots(*kernel.rows, members[first], members[second], np.zeros(kernel.X.shape[1]))
     values = 2 * sign[first] * sign[second] * gram / lam + (first == second) / (2 * ops.weight)
     _invert_blocks(starts, values)
     return csr_matrix((values, (order[first], order[second])), shape=(pairs.size, pairs.size))
