@@ -707,16 +707,18 @@ def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, si
 
 
 @pytest.mark.parametrize("transposed", [False, True])
-def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(transposed):
+@pytest.mark.parametrize("capacity", [7, 2])
+def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(transposed, capacity):
     """_ClassHessians kept up to date through several curvature changes (ω given n × k or as the
     transpose of a k × n array, as the separable Newton loop passes it) and a border row when the
-    basis grows: every factor L_r satisfies L_r L_rᵀ = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z built from scratch."""
+    basis grows: every factor L_r satisfies L_r L_rᵀ = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z built from scratch;
+    also when the buffers, made for 2 features, have to grow."""
     from mlsvm.solvers.sparse_mm_greedy import _ClassHessians
     rng = np.random.default_rng(3)
     n, k, d, lam = 40, 5, 6, 0.7
     R_inv = np.diag(rng.uniform(0.5, 2.0, k))
     Z = rng.standard_normal((n, d + 1))
-    hessians = _ClassHessians(lam, R_inv, n, k, d + 1)
+    hessians = _ClassHessians(lam, R_inv, n, k, capacity)
     hessians.reset(d)
 
     def curvature():

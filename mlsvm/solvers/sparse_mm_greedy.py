@@ -46,14 +46,13 @@ import time
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from scipy.linalg.blas import dsyrk as syrk
-from scipy.linalg.lapack import dpotrf as potrf, dpotrs as potrs, dtrtrs as trtrs
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
 from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_piecewise_quadratic,
                                                minimize_with_decrease)
-from mlsvm.solvers.sparse_mm_compiled import sm3l_line_steps, sm3l_take_steps, smsvm_candidate_gains
+from mlsvm.solvers.sparse_mm_compiled import (border_factors, factorize_classes, rank_updates, sm3l_line_steps,
+                                              sm3l_take_steps, smsvm_candidate_gains, solve_classes)
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
@@ -89,61 +88,62 @@ def _curvature(ops, F, margin=None):
 
 
 def _groups(keys):
-    """``(key, start, end)`` of each run of equal values of the grouped ``keys``."""
+    """The key, start and end of each run of equal values of the grouped (non-empty) ``keys``: three
+    arrays."""
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    ends = np.r_[starts[1:], keys.size]
-    return zip(keys[starts].tolist(), starts.tolist(), ends.tolist())
+    return keys[starts], starts, np.r_[starts[1:], keys.size]
 
 
 class _ClassHessians:
     """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z``: the Gram part ``Zᵀ diag(ω_r) Z`` (its lower
     triangle) kept up to date by the rows whose ω changed, the Cholesky factor grown by a border row
-    when J grows and recomputed only for classes whose active set changed. Both are one
-    Fortran-ordered d × d array per class, which BLAS/LAPACK update, factorise and solve with in place
-    (a block of a larger buffer would be copied in and out at every call)."""
+    when J grows and recomputed only for classes whose active set changed. Grams and factors are two
+    (k, capacity, capacity) buffers, matrix r read from ``buffer[r]`` in Fortran order with leading
+    dimension capacity (:mod:`mlsvm.solvers.compiled_lapack`): a border row is written in place, and
+    LAPACK/BLAS work on every class from one compiled loop (:mod:`mlsvm.solvers.sparse_mm_compiled`)."""
 
     def __init__(self, lam, R_inv, n, k, capacity):
         self.diag = lam * np.diag(R_inv)
         self.omega = np.zeros((n, k))
-        self.grams = [np.zeros((0, 0), order="F") for _ in range(k)]
-        self.factors = [np.zeros((0, 0), order="F") for _ in range(k)]
+        self.grams = np.zeros((k, capacity, capacity))
+        self.factors = np.zeros((k, capacity, capacity))
         self.valid = np.ones(k, dtype=bool)
         self.size = 0
         self.refactorizations = 0
 
     def factor(self, r):
-        return self.factors[r]
+        """The Cholesky factor L_r (d × d, lower triangular)."""
+        d = self.size
+        return np.tril(self.factors[r, :d, :d].T)
+
+    def _reserve(self, size):
+        """Buffers of at least ``size`` rows (the contents kept)."""
+        capacity = self.grams.shape[1]
+        if size <= capacity:
+            return
+        grown = max(size, 2 * capacity)
+        for name in ("grams", "factors"):
+            buffer = np.zeros((self.valid.size, grown, grown))
+            buffer[:, :capacity, :capacity] = getattr(self, name)
+            setattr(self, name, buffer)
 
     def grow(self, Z, z):
         """Border every H_r with the new feature column z (Z: the current n × d features)."""
         d = self.size
+        self._reserve(d + 1)
         weighted = self.omega * z[:, None]                       # (n, k)
         border = Z.T @ weighted                                  # (d, k)
         corner = z @ weighted                                    # (k,)
-        for r, gram in enumerate(self.grams):
-            grown = np.zeros((d + 1, d + 1), order="F")
-            grown[:d, :d] = gram
-            grown[d, :d] = border[:, r]
-            grown[d, d] = corner[r]
-            self.grams[r] = grown
-        for r in np.flatnonzero(self.valid):
-            # LAPACK's trtrs, which solve_triangular calls after checks that cost more than the solve
-            line, info = trtrs(self.factors[r], border[:, r], lower=1) if d else (np.zeros(0), 0)
-            if info:
-                raise np.linalg.LinAlgError(f"trtrs failed (info = {info})")
-            pivot = self.diag[r] + corner[r] - line @ line
-            grown = np.zeros((d + 1, d + 1), order="F")
-            grown[:d, :d] = self.factors[r]
-            grown[d, :d] = line
-            grown[d, d] = np.sqrt(max(pivot, 0.0))
-            self.factors[r] = grown
-            self.valid[r] = pivot > 0
+        self.grams[:, :d, d] = border.T                          # row d of each H_r's Gram part
+        self.grams[:, d, d] = corner
+        border_factors(self.factors, self.valid, np.ascontiguousarray(border.T), corner, self.diag, d)
         self.size = d + 1
 
     def reset(self, d):
         """Start over with d features (all factors to be computed)."""
+        self._reserve(d)
         self.size, self.valid[:] = d, False
-        self.grams = [np.zeros((d, d), order="F") for _ in self.grams]
+        self.grams[:, :d, :d] = 0.0
         self.omega[:] = 0.0
 
     def refresh(self, Z, omega):
@@ -171,52 +171,44 @@ class _ClassHessians:
         much as the products: bibtex SM3L, ~100 classes x ~100 rows per step). When every δ is ±2c
         (SM3L), per class and sign a symmetric rank update (BLAS syrk, the lower triangle: half the
         work of a product); otherwise (SMSVM's true class: ω = 2c·#active) per class a product."""
+        d = self.size
         magnitude = abs(float(delta[0])) if delta.size else 0.0
         if not np.all(np.abs(delta) == magnitude):   # mixed δ: per class a product
             rows = Z[moved]
             weighted = delta[:, None] * rows
-            for r, start, end in _groups(classes):
-                self.grams[r] += rows[start:end].T @ weighted[start:end]
+            for r, start, end in zip(*(runs.tolist() for runs in _groups(classes))):
+                self.grams[r, :d, :d] += (rows[start:end].T @ weighted[start:end]).T   # its Fortran reading
                 self.valid[r] = False
             return
         # δ = ±magnitude: the pairs grouped by (class, sign), then one syrk per group on its rows
-        # (their transpose is Fortran-ordered: no copy), in place
         key = 2 * classes + (delta < 0)
         order = np.argsort(key, kind="stable")
-        key, rows = key[order], Z[moved[order]]
-        for group, start, end in _groups(key):
-            r, negative = divmod(group, 2)
-            syrk(-magnitude if negative else magnitude, rows[start:end].T, beta=1.0, c=self.grams[r], trans=0,
-                 lower=1, overwrite_c=1)
-            self.valid[r] = False
+        group_keys, starts, ends = _groups(key[order])
+        groups, negative = np.divmod(group_keys, 2)
+        rows = np.ascontiguousarray(Z[moved[order]])
+        rank_updates(self.grams, rows, groups, starts, ends, np.where(negative, -magnitude, magnitude), d)
+        self.valid[groups] = False
 
     def _factorize(self):
         """Recompute the factors of the classes whose Gram part changed."""
-        d = self.size
         stale = np.flatnonzero(~self.valid)
-        for r in stale.tolist():
-            # H_r copied and factorised there by LAPACK (from its lower triangle)
-            factor = np.array(self.grams[r], order="F")
-            factor.ravel(order="F")[::d + 1] += self.diag[r]
-            _, info = potrf(factor, lower=1, clean=1, overwrite_a=1) if d else (factor, 0)
-            if info:
-                raise np.linalg.LinAlgError(f"potrf failed (info = {info}): the Hessian of class {r} is not "
-                                            "positive definite")
-            self.factors[r] = factor
+        failed = factorize_classes(self.grams, self.factors, self.diag, stale, self.size)
+        if failed >= 0:
+            raise np.linalg.LinAlgError(f"potrf failed: the Hessian of class {failed} is not positive definite")
         self.valid[stale] = True
         self.refactorizations += stale.size
 
-    def solve(self, r, rhs):
-        # LAPACK's potrs, which cho_solve calls after its checks (those cost more than the solve here)
-        solution, info = potrs(self.factor(r), rhs, lower=1)
-        if info:
-            raise np.linalg.LinAlgError(f"potrs failed (info = {info})")
+    def solve(self, classes, rhs):
+        """``H_r⁻¹ rhs[m]`` for ``r = classes[m]``: rhs of shape (m, d), one right-hand side per row
+        (a new array)."""
+        solution = np.array(rhs, dtype=np.float64, order="C")
+        solve_classes(self.factors, np.asarray(classes, dtype=np.int64), self.size, solution)
         return solution
 
     def inverses(self):
         """``H_r⁻¹`` stacked (k, d, d), from the current factors (the CG preconditioner)."""
-        eye = np.eye(self.size)
-        return np.stack([self.solve(r, eye) for r in range(self.valid.size)])
+        identities = np.broadcast_to(np.eye(self.size), (self.valid.size, self.size, self.size))
+        return self.solve(np.arange(self.valid.size), identities)
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
@@ -238,7 +230,7 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
     search keeps the decrease). ``margin`` = 1 + T(F) when known."""
     if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
-        return np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(F.shape[1])])
+        return hessians.solve(np.arange(F.shape[1]), -gradient.T).T
     shape = gradient.shape
     margin = 1.0 + ops.forward(F) if margin is None else margin
     active = 2 * ops.weight * (ops.mask & (margin > 0))
@@ -278,7 +270,7 @@ def _preconditioner(ops, hessians, lam):
         blocks = hessians.inverses()
         per_class = lambda V: np.matmul(blocks, V.T[:, :, None])[:, :, 0].T
     else:
-        per_class = lambda V: np.column_stack([hessians.solve(r, column) for r, column in enumerate(V.T)])
+        per_class = lambda V: hessians.solve(np.arange(V.shape[1]), V.T).T
     if ops.model != "smsvm":
         return per_class
 
@@ -346,9 +338,10 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
             break
         if moving.size == 0:   # every label at its minimiser, the stop value above tol by round-off
             moving = np.arange(C.shape[1])
-        gradient = scale[moving] * C[:, moving] + coupling_t[moving].T
-        D = np.column_stack([hessians.solve(r, -gradient[:, m]) for m, r in enumerate(moving.tolist())])
-        change_t = D.T @ Z_t                                 # (ZD)ᵀ of the moving labels
+        gradient_t = coupling_t[moving] + scale[moving, None] * C[:, moving].T
+        D_t = hessians.solve(moving, -gradient_t)            # the Newton directions, one row per moving label
+        D = D_t.T
+        change_t = D_t @ Z_t                                 # (ZD)ᵀ of the moving labels
         t = sm3l_line_steps(scale[moving] * np.sum(D * D, axis=0), scale[moving] * np.sum(C[:, moving] * D, axis=0),
                             margin_t, negated_t, change_t, moving, ops.weight)
         C[:, moving] += t * D
@@ -473,7 +466,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             hessians.refresh(Z, _curvature(ops, F))
             grad_F = ops.adjoint(2 * ops.weight * ops.slack(F))
             g = lam * C @ R_inv[:, r] + Z.T @ grad_F[:, r]
-            d = -hessians.solve(r, g)
+            d = -hessians.solve([r], g[None, :])[0]
             df = Z @ d
             u, e = ops.column_terms(F, r, df)
             t = minimize_piecewise_quadratic(lam * R_inv[r, r] * (d @ d), lam * d @ (C @ R_inv[:, r]),
