@@ -155,7 +155,7 @@ class _ClassHessians:
         if classes.size:
             self._update_grams(Z, classes, moved, omega[moved, classes] - self.omega[moved, classes])
             self.omega = omega   # kept, not copied: every caller passes a fresh array
-        self._factorize()
+        self.factorize()
 
     def set_pairs(self, Z, classes, moved, values):
         """:meth:`refresh` from the changed entries only: ``ω[moved, classes] = values`` (pairs grouped by
@@ -163,7 +163,7 @@ class _ClassHessians:
         if classes.size:
             self._update_grams(Z, classes, moved, values - self.omega[moved, classes])
             self.omega[moved, classes] = values
-        self._factorize()
+        self.factorize()
 
     def _update_grams(self, Z, classes, moved, delta):
         """Add ``delta·z_i z_iᵀ`` to the Gram part of class r for each pair (r, i) of ``classes, moved``
@@ -189,7 +189,7 @@ class _ClassHessians:
         rank_updates(self.grams, rows, groups, starts, ends, np.where(negative, -magnitude, magnitude), d)
         self.valid[groups] = False
 
-    def _factorize(self):
+    def factorize(self):
         """Recompute the factors of the classes whose Gram part changed."""
         stale = np.flatnonzero(~self.valid)
         failed = factorize_classes(self.grams, self.factors, self.diag, stale, self.size)
@@ -300,7 +300,40 @@ def _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history, sums=No
     return gap, stop_value
 
 
-def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate):
+class _LabelScores:
+    """The state of the separable Newton loop (:func:`_newton_separable`), which the greedy run carries
+    from one basis to the next: the scores ``F_t`` (Fᵀ, k × n), the margins ``margin_t`` ((1 + T(F))ᵀ),
+    the per-label ``xi_sums`` and ``xi_squares`` (Σξ, Σξ²) and ``coupling_t`` ((ZᵀTᵀ(2c·ξ))ᵀ, k × d).
+    A basis point added with α_j = 0 changes none of them but adds one coupling column (:meth:`grow`):
+    the next solve starts without the k × n × d product and the pass over the scores."""
+
+    def __init__(self):
+        self.F_t = None
+
+    def describes(self, F) -> bool:
+        """Whether this state is that of the scores F (F is the transpose of ``F_t``)."""
+        return self.F_t is not None and F.base is self.F_t
+
+    def start(self, ops, F, Z):
+        """The state of the scores F on the features Z, computed afresh."""
+        negated_t = ops.negated_signs_t                      # Tᵀ(V) = −Ys∘V
+        self.F_t = np.ascontiguousarray(F.T)
+        self.margin_t = negated_t * self.F_t
+        self.margin_t += 1.0                                 # (1 + T(F))ᵀ, T(F) = −Ys∘F
+        xi_t = np.maximum(self.margin_t, 0.0)
+        self.xi_sums, self.xi_squares = xi_t.sum(axis=1), np.sum(xi_t * xi_t, axis=1)   # per label, for the gap
+        # the factor 2c (= 2) applied after the product (a power of two: the same bits)
+        self.coupling_t = 2 * ops.weight * ((negated_t * xi_t) @ Z)
+
+    def grow(self, ops, z):
+        """The basis grew by the feature column z, its coefficients 0 (the scores unchanged)."""
+        if self.F_t is not None:
+            column = 2 * ops.weight * ((ops.negated_signs_t * np.maximum(self.margin_t, 0.0)) @ z)
+            self.coupling_t = np.column_stack([self.coupling_t, column])
+
+
+def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate,
+                      scores=None):
     """The joint Newton loop of :func:`newton_fixed_basis` for SM3L with a diagonal R⁻¹: k independent
     label problems, one exact Newton step per label, each with its own exact step length.
 
@@ -311,21 +344,24 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
     more). Its slacks and coupling column stay those of its last iterate, so the stop test still reads
     every label; the labels still moving take the same steps as without this. The scores are kept
     transposed (k × n, one copy in and one out): the line search reads each label's n terms
-    contiguously; F is returned as the transpose of that array (n × k, Fortran order)."""
-    negated_t = ops.negated_signs_t                          # Tᵀ(V) = −Ys∘V
-    F_t = np.ascontiguousarray(F.T)                          # free when F is the transpose of a k × n array
+    contiguously; F is returned as the transpose of that array (n × k, Fortran order). ``scores`` (a
+    :class:`_LabelScores`) is the loop's state, updated in place: when it describes F already (the
+    greedy run, after an addition with α_j = 0), the loop starts from it, and the Hessians' curvature
+    is the one they were left with."""
+    scores = _LabelScores() if scores is None else scores
+    if scores.describes(F):
+        hessians.factorize()                                 # the classes whose border pivot failed
+    else:
+        scores.start(ops, F, Z)
+        hessians.refresh(Z, (2 * ops.weight * (scores.margin_t > 0)).T)   # the curvature ω, transposed
+    F_t, margin_t, coupling_t = scores.F_t, scores.margin_t, scores.coupling_t
+    xi_sums, xi_squares = scores.xi_sums, scores.xi_squares
+    negated_t = ops.negated_signs_t
     C = np.array(C)
     Z_t = Z.T
     w2 = 2 * ops.weight
     scale = lam * np.diag(R_inv)
     stop_value = np.inf
-    margin_t = negated_t * F_t
-    margin_t += 1.0                                          # (1 + T(F))ᵀ, T(F) = −Ys∘F
-    xi_t = np.maximum(margin_t, 0.0)
-    xi_sums, xi_squares = xi_t.sum(axis=1), np.sum(xi_t * xi_t, axis=1)   # per label, for the gap
-    # ZᵀTᵀ(2c·ξ), transposed: the factor 2c (= 2) applied after the product (a power of two: the same bits)
-    coupling_t = w2 * ((negated_t * xi_t) @ Z)
-    hessians.refresh(Z, (w2 * (margin_t > 0)).T)             # the curvature ω, transposed
     moving = np.arange(C.shape[1])                           # the labels not yet at their minimiser
     for iteration in range(max_iter + 1):
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, None, coupling_t.T, factor, history,
@@ -384,7 +420,7 @@ def _stationarity(Z, C, F, ops, lam, R_inv, factor=None, coupling=None) -> float
 
 
 def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, joint=True,
-                       hessians=None, history=None, factor=None, on_iterate=None):
+                       hessians=None, history=None, factor=None, on_iterate=None, scores=None):
     """Alg. 3 on the features Z: minimise ``λ/2 tr(C R⁻¹ Cᵀ) + c Σ_Ω max(0, 1 + T(ZC))²``.
 
     Returns ``(C, F, n_iter, stop_value, converged)``: stops when the relative duality gap (implied
@@ -422,6 +458,9 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         ``L`` with ``K_JJ = LLᵀ``: the stationarity residual is then measured in the coefficients A.
     on_iterate : callable or None, optional
         Called as ``on_iterate(C, F)`` at each iterate.
+    scores : _LabelScores or None, optional
+        The separable loop's state, carried by the greedy run from one basis to the next (SM3L with
+        a diagonal R⁻¹ and ``joint=True`` only).
     """
     R_inv = np.linalg.inv(R)
     F = Z @ C if F is None else F
@@ -429,7 +468,8 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         hessians = _ClassHessians(lam, R_inv, Z.shape[0], C.shape[1], Z.shape[1])
         hessians.reset(Z.shape[1])
     if joint and _separable(ops, R_inv):
-        return _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate)
+        return _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate,
+                                 scores)
     gap, previous_gap, stop_value = np.inf, np.inf, np.inf
     for iteration in range(max_iter + 1):
         # 1 + T(F), the slacks and ZᵀTᵀ(2c·ξ) once per iterate: the gap, the stationarity, the
@@ -595,8 +635,11 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
     features = lambda: Z_buffer[:, :len(chosen)]
     factor = lambda: L_buffer[:len(chosen), :len(chosen)]
 
+    # SM3L's label problems (R⁻¹ diagonal, joint steps): the Newton loop's state, carried across additions
+    scores = _LabelScores() if joint and _separable(ops, R_inv) else None
+
     def add(j, coef, column=None):
-        """Grow J by j (``column`` = K[:, j] when already computed)."""
+        """Grow J by j with the coefficients ``coef`` (``column`` = K[:, j] when already computed)."""
         nonlocal C, F
         d = len(chosen)
         column = source.columns([j])[:, 0] if column is None else column
@@ -606,7 +649,10 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         hessians.grow(features(), z)
         L_buffer[d, :d], L_buffer[d, d], Z_buffer[:, d] = line, pivot, z
         C = np.vstack([C + np.outer(line, coef), pivot * coef[None, :]])
-        F = np.add(F, np.outer(column, coef), out=np.empty_like(F))   # F keeps its memory layout
+        if np.any(coef):
+            F = np.add(F, np.outer(column, coef), out=np.empty_like(F))   # F keeps its memory layout
+        elif scores is not None:
+            scores.grow(ops, z)
         chosen.append(int(j))
 
     def eligible(js, columns):
@@ -649,7 +695,7 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         newton_history = {}
         C, F, iters, stop_value, converged = newton_fixed_basis(
             features(), ops, lam, R, C, F, tol=tolerance, max_iter=max_iter - total[0], joint=joint,
-            hessians=hessians, history=newton_history, factor=factor(), on_iterate=on_iterate)
+            hessians=hessians, history=newton_history, factor=factor(), on_iterate=on_iterate, scores=scores)
         total[0] += iters
         for key in ("primal", "dual", "stop_value", "relative_gap"):
             history[key].extend(newton_history[key])
@@ -697,7 +743,10 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         if decrease[best] <= 0:
             stop_rule = "no decrease"
             break
-        add(candidates[best], coef[best], columns[:, best])
+        # Alg. 4 re-optimises α_J from the candidate's α_{j,·} of (3.12); SM3L's separable loop starts
+        # from the previous optimum instead (α_j = 0: the same unique optimum on the new J), whose
+        # scores, margins and curvature it carries over
+        add(candidates[best], np.zeros(k) if scores is not None else coef[best], columns[:, best])
     if converged and tol < inner_tol and basis is None and stop_rule != "d_max":
         C, F, stop_value, converged = solve_on_basis(C, F, tol)
         path[-1] = history["primal"][-1]
