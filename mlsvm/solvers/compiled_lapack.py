@@ -29,31 +29,25 @@ from mlsvm.solvers.compiled import compiled
 
 __all__ = ["potrf_lower", "potrs_lower", "syrk_lower", "trsv_lower"]
 
-if numba.config.DISABLE_JIT:
+if numba.config.DISABLE_JIT:   # the routines below run as Python: SciPy's wrappers, on copies
     from scipy.linalg.blas import dsyrk, dtrsv
     from scipy.linalg.lapack import dpotrf, dpotrs
 
-    def potrf_lower(a, n):
-        """Cholesky factor (lower) of the leading n × n matrix, in place; LAPACK's info."""
+    def _potrf(a, n):
         factor, info = dpotrf(np.array(a[:n, :n].T, order="F"), lower=1, clean=0)
         a[:n, :n] = factor.T
         return info
 
-    def potrs_lower(a, n, b):
-        """Solve with the factor of :func:`potrf_lower`: b (C-ordered, ``b.size // n`` right-hand sides of
-        n entries each, one per row) overwritten by the solutions; LAPACK's info."""
+    def _potrs(a, n, b):
         rhs = b.reshape(-1, n)
         solution, info = dpotrs(np.array(a[:n, :n].T, order="F"), rhs.T, lower=1)
         rhs[:] = solution.T
         return info
 
-    def syrk_lower(alpha, rows, a, n):
-        """``M += alpha·rowsᵀ rows`` on the lower triangle of the leading n × n matrix M (rows: p × n,
-        C-ordered)."""
+    def _syrk(alpha, rows, a, n):
         a[:n, :n] = dsyrk(alpha, rows.T, beta=1.0, c=np.array(a[:n, :n].T, order="F"), trans=0, lower=1).T
 
-    def trsv_lower(a, n, x):
-        """``x ← L⁻¹ x`` with L the lower triangle of the leading n × n matrix, in place."""
+    def _trsv(a, n, x):
         x[:] = dtrsv(np.array(a[:n, :n].T, order="F"), x, lower=1)
 else:
     import llvmlite.binding as llvm
@@ -70,8 +64,10 @@ else:
     _dpotrs = types.ExternalFunction("mlsvm_dpotrs", types.void(_p, _p, _p, _p, _p, _p, _p, _p))
     _dsyrk = types.ExternalFunction("mlsvm_dsyrk", types.void(_p, _p, _p, _p, _p, _p, _p, _p, _p, _p))
     _dtrsv = types.ExternalFunction("mlsvm_dtrsv", types.void(_p, _p, _p, _p, _p, _p, _p, _p))
-
     LOWER, NO = ord("L"), ord("N")   # the character flags, as their codes
+
+    # The flag, size and scalar arguments are one-entry arrays bound to names: each lives until
+    # the call has returned.
 
     @compiled
     def _char(code):
@@ -81,36 +77,93 @@ else:
     def _int(value):
         return np.array([value], dtype=np.int32)
 
-    # The flag, size and scalar arguments are one-entry arrays bound to names: each lives until
-    # the call has returned.
-
     @compiled
-    def potrf_lower(a, n):
-        """Cholesky factor (lower) of the leading n × n matrix, in place; LAPACK's info."""
+    def _potrf(a, n):
         uplo, order, lda, info = _char(LOWER), _int(n), _int(max(a.shape[1], 1)), _int(0)
         _dpotrf(uplo.ctypes, order.ctypes, a.ctypes, lda.ctypes, info.ctypes)
         return info[0]
 
     @compiled
-    def potrs_lower(a, n, b):
-        """Solve with the factor of :func:`potrf_lower`: b (C-ordered, ``b.size // n`` right-hand sides of
-        n entries each, one per row) overwritten by the solutions; LAPACK's info."""
+    def _potrs(a, n, b):
         uplo, order, count, lda, ldb, info = (_char(LOWER), _int(n), _int(b.size // max(n, 1)),
                                               _int(max(a.shape[1], 1)), _int(max(n, 1)), _int(0))
         _dpotrs(uplo.ctypes, order.ctypes, count.ctypes, a.ctypes, lda.ctypes, b.ctypes, ldb.ctypes, info.ctypes)
         return info[0]
 
     @compiled
-    def syrk_lower(alpha, rows, a, n):
-        """``M += alpha·rowsᵀ rows`` on the lower triangle of the leading n × n matrix M (rows: p × n,
-        C-ordered: read by BLAS as the n × p matrix rowsᵀ)."""
+    def _syrk(alpha, rows, a, n):
         uplo, trans, order, rank = _char(LOWER), _char(NO), _int(n), _int(rows.shape[0])
         scale, keep, ld_rows, lda = np.array([alpha]), np.array([1.0]), _int(max(n, 1)), _int(max(a.shape[1], 1))
         _dsyrk(uplo.ctypes, trans.ctypes, order.ctypes, rank.ctypes, scale.ctypes, rows.ctypes, ld_rows.ctypes,
                keep.ctypes, a.ctypes, lda.ctypes)
 
     @compiled
-    def trsv_lower(a, n, x):
-        """``x ← L⁻¹ x`` with L the lower triangle of the leading n × n matrix, in place."""
+    def _trsv(a, n, x):
         uplo, trans, unit, order, lda, step = _char(LOWER), _char(NO), _char(NO), _int(n), _int(max(a.shape[1], 1)), _int(1)
         _dtrsv(uplo.ctypes, trans.ctypes, unit.ctypes, order.ctypes, a.ctypes, lda.ctypes, x.ctypes, step.ctypes)
+
+
+@compiled
+def potrf_lower(a, n):
+    """Cholesky factor (lower) of the leading n × n matrix, in place; LAPACK's info (0, or the order
+    of the first leading minor that is not positive definite).
+
+    Parameters
+    ----------
+    a : array of shape (cap, cap), C-ordered
+        The matrix, read in Fortran order (its entry (i, j) is ``a[j, i]``).
+    n : int
+        The order of its leading part, ``n ≤ cap``.
+    """
+    return _potrf(a, n)
+
+
+@compiled
+def potrs_lower(a, n, b):
+    """Solve with the factor of :func:`potrf_lower`, in place; LAPACK's info.
+
+    Parameters
+    ----------
+    a : array of shape (cap, cap), C-ordered
+        The factor, as :func:`potrf_lower` left it.
+    n : int
+        The order of the system.
+    b : array, C-ordered
+        ``b.size // n`` right-hand sides of n entries each, one per row; overwritten by the solutions.
+    """
+    return _potrs(a, n, b)
+
+
+@compiled
+def syrk_lower(alpha, rows, a, n):
+    """``M += alpha·rowsᵀ rows`` on the lower triangle of the leading n × n matrix M (BLAS reads the
+    C-ordered rows as the n × p matrix rowsᵀ).
+
+    Parameters
+    ----------
+    alpha : float
+        The weight of the update (negative: a downdate).
+    rows : array of shape (p, n), C-ordered
+        The update's rows.
+    a : array of shape (cap, cap), C-ordered
+        The matrix M, read in Fortran order.
+    n : int
+        The order of its leading part.
+    """
+    _syrk(alpha, rows, a, n)
+
+
+@compiled
+def trsv_lower(a, n, x):
+    """``x ← L⁻¹ x`` with L the lower triangle of the leading n × n matrix, in place.
+
+    Parameters
+    ----------
+    a : array of shape (cap, cap), C-ordered
+        The matrix holding L, read in Fortran order.
+    n : int
+        The order of L.
+    x : array of shape (n,), contiguous
+        The right-hand side; overwritten by the solution.
+    """
+    _trsv(a, n, x)

@@ -197,7 +197,19 @@ def sm3l_take_steps(F_t, change_t, t, negated_t, labels, margin_t, xi_sums, xi_s
 @compiled
 def factorize_classes(grams, factors, shift, classes, n):
     """``factors[r]`` ← the Cholesky factor of ``grams[r] + shift[r]·I`` for every r in ``classes``.
-    Returns the first class whose matrix is not positive definite, or −1."""
+    Returns the first class whose matrix is not positive definite, or −1.
+
+    Parameters
+    ----------
+    grams, factors : arrays of shape (k, cap, cap)
+        The matrices' Gram parts (lower triangles read) and their factors (written).
+    shift : array of shape (k,)
+        The diagonal added to each class's Gram part.
+    classes : array of int
+        The classes to factorise.
+    n : int
+        The order of the matrices.
+    """
     for r in classes:
         gram, factor = grams[r], factors[r]
         for j in range(n):
@@ -211,15 +223,41 @@ def factorize_classes(grams, factors, shift, classes, n):
 
 @compiled
 def solve_classes(factors, classes, n, rhs):
-    """``rhs[m]`` ← ``H_r⁻¹ rhs[m]``, ``r = classes[m]``, with the factors of :func:`factorize_classes`;
-    ``rhs[m]`` one right-hand side (n entries) or several (one per row), in place."""
+    """``rhs[m]`` ← ``H_r⁻¹ rhs[m]``, ``r = classes[m]``, with the factors of :func:`factorize_classes`.
+
+    Parameters
+    ----------
+    factors : array of shape (k, cap, cap)
+        The classes' Cholesky factors.
+    classes : array of int, shape (m,)
+        The class of each right-hand side.
+    n : int
+        The order of the matrices.
+    rhs : array of shape (m, n) or (m, p, n), C-ordered
+        One right-hand side per class, or p of them (one per row); overwritten by the solutions.
+    """
     for m in range(classes.size):
         potrs_lower(factors[classes[m]], n, rhs[m])
 
 
 @compiled
 def rank_updates(grams, rows, groups, starts, ends, alphas, n):
-    """``grams[groups[g]] += alphas[g]·R_gᵀ R_g`` with ``R_g = rows[starts[g]:ends[g]]`` (rows: C-ordered)."""
+    """``grams[groups[g]] += alphas[g]·R_gᵀ R_g`` with ``R_g = rows[starts[g]:ends[g]]``, on the lower
+    triangles.
+
+    Parameters
+    ----------
+    grams : array of shape (k, cap, cap)
+        The classes' Gram parts.
+    rows : array of shape (P, n), C-ordered
+        The rows of all updates, grouped.
+    groups, starts, ends : arrays of int
+        Each group's class and its rows' range.
+    alphas : array of shape (len(groups),)
+        Each group's weight.
+    n : int
+        The order of the matrices.
+    """
     for g in range(groups.size):
         syrk_lower(alphas[g], rows[starts[g]:ends[g]], grams[groups[g]], n)
 
@@ -228,7 +266,23 @@ def rank_updates(grams, rows, groups, starts, ends, alphas, n):
 def border_factors(factors, valid, border, corner, shift, n):
     """Grow the factor of every valid class r by the border row of its matrix: the new row ``(bᵀ, c)``
     (``b = border[r]``, ``c = corner[r] + shift[r]``) gives ``l = L⁻¹ b`` and the pivot ``√(c − lᵀl)``;
-    a class whose pivot is not positive is marked invalid (to be factorised again)."""
+    a class whose pivot is not positive is marked invalid (to be factorised again).
+
+    Parameters
+    ----------
+    factors : array of shape (k, cap, cap)
+        The classes' factors of order n, grown to order n + 1 in place.
+    valid : array of bool, shape (k,)
+        Whether a class's factor is current (updated).
+    border : array of shape (k, n), C-ordered
+        Each class's new row left of the diagonal.
+    corner : array of shape (k,)
+        Each class's new diagonal entry of the Gram part.
+    shift : array of shape (k,)
+        The diagonal added to the Gram parts.
+    n : int
+        The order before the growth.
+    """
     line = np.empty(n)
     for r in range(valid.size):
         if not valid[r]:

@@ -30,7 +30,12 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   complement of the common-class mode ``v1ᵀ``, which the Hessian maps to ``λv1ᵀ`` and the
   preconditioner inverts exactly (:func:`_preconditioner`) — (forcing term
   ``min(1e-2, √max(gap, 0))``: a round-off negative gap near the optimum asks the tightest; exact
-  when the classes decouple).
+  when the classes decouple). SM3L with a diagonal R⁻¹ (the label problems separate) has its own
+  loop, :func:`_newton_separable`: each new basis is solved from the previous optimum with α_j = 0
+  (Alg. 4 starts from the candidate's α_{j,·}; the optimum on J is the same, unique), so the loop
+  carries its scores, margins, slacks, coupling and Hessian curvature from one basis to the next.
+  The per-class Hessians live in (k, |J|, |J|) buffers that LAPACK/BLAS work on in place from
+  compiled loops (:mod:`mlsvm.solvers.compiled_lapack`).
 * Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
   implied multipliers ``μ = 2c·ξ`` in the derived dual (an exact certificate of the objective) and
   the scaled stationarity residual of :func:`mlsvm.formulations.sparse_mm.kkt_residuals` ≤ tol (the
