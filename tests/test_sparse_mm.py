@@ -146,6 +146,36 @@ def test_all_points_equals_full_model_through_the_greedy_path():
 
 # ---- greedy selection ---------------------------------------------------------------------------
 
+def test_sm3l_greedy_run_carries_the_newton_state_across_additions(monkeypatch):
+    """SM3L's separable Newton loop starts each basis from the state the previous solve left and the
+    addition grew (α_j = 0: one new coupling column): at every start it equals the state computed
+    afresh from the scores and the features, and the Hessians' curvature is that of its margins."""
+    import mlsvm.solvers.sparse_mm_greedy as greedy
+
+    data = make_multilabel(60, 5, 4, random_state=2)
+    gram = _gram(data.X)
+    ops = form.MarginOperator("sm3l", data.Y)
+    loop, carried = greedy._newton_separable, []
+
+    def checked(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate, scores=None):
+        if scores is not None and scores.describes(F):
+            fresh = greedy._LabelScores()
+            fresh.start(ops, F, Z)
+            assert np.array_equal(scores.margin_t, fresh.margin_t)
+            np.testing.assert_allclose(scores.xi_squares, fresh.xi_squares, rtol=1e-12)
+            np.testing.assert_allclose(scores.coupling_t, fresh.coupling_t, rtol=1e-12, atol=1e-12)
+            assert np.array_equal(hessians.omega, 2 * ops.weight * (fresh.margin_t > 0).T)
+            assert np.allclose(Z @ C, F, rtol=1e-12, atol=1e-12)
+            carried.append(Z.shape[1])
+        return loop(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate, scores)
+
+    monkeypatch.setattr(greedy, "_newton_separable", checked)
+    result = greedy_sparse(gram, ops, 0.3, d_max=12, kappa=5, tol=1e-10, min_rel_decrease=0.0, random_state=0)
+    assert result.converged and carried == list(range(2, 13))
+    on_basis = form.SparseMMProblem(gram, data.Y, 0.3, "sm3l", result.primal["basis"])
+    assert relative_difference(result.history["objective_path"][-1], _primal(on_basis)) <= EXACT.objective
+
+
 @settings(max_examples=10)
 @given(problems(), st.integers(0, 100))
 def test_objective_never_increases_as_J_grows(problem, seed):
@@ -707,16 +737,18 @@ def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, si
 
 
 @pytest.mark.parametrize("transposed", [False, True])
-def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(transposed):
+@pytest.mark.parametrize("capacity", [7, 2])
+def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(transposed, capacity):
     """_ClassHessians kept up to date through several curvature changes (ω given n × k or as the
     transpose of a k × n array, as the separable Newton loop passes it) and a border row when the
-    basis grows: every factor L_r satisfies L_r L_rᵀ = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z built from scratch."""
+    basis grows: every factor L_r satisfies L_r L_rᵀ = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z built from scratch;
+    also when the buffers, made for 2 features, have to grow."""
     from mlsvm.solvers.sparse_mm_greedy import _ClassHessians
     rng = np.random.default_rng(3)
     n, k, d, lam = 40, 5, 6, 0.7
     R_inv = np.diag(rng.uniform(0.5, 2.0, k))
     Z = rng.standard_normal((n, d + 1))
-    hessians = _ClassHessians(lam, R_inv, n, k, d + 1)
+    hessians = _ClassHessians(lam, R_inv, n, k, capacity)
     hessians.reset(d)
 
     def curvature():

@@ -6,6 +6,10 @@
 * :func:`sm3l_line_steps` and :func:`sm3l_take_steps`: the per-label line searches and the update
   after the steps of the separable SM3L Newton loop (``sparse_mm_greedy._newton_separable``), on the
   rows of the labels still moving, read in place (no gathered copies of the k × n arrays).
+* :func:`factorize_classes`, :func:`solve_classes`, :func:`rank_updates` and :func:`border_factors`:
+  the per-class Hessians of the Newton steps (``sparse_mm_greedy._ClassHessians``), one LAPACK or
+  BLAS call per class inside one compiled loop (:mod:`mlsvm.solvers.compiled_lapack`: the matrices
+  stay in place in their (k, cap, cap) buffers).
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.compiled_lapack import potrf_lower, potrs_lower, syrk_lower, trsv_lower
 from mlsvm.solvers.piecewise_quadratic import _active_sums, _exact_minimiser
 
-__all__ = ["sm3l_line_steps", "sm3l_take_steps", "smsvm_candidate_gains"]
+__all__ = ["border_factors", "factorize_classes", "rank_updates", "sm3l_line_steps", "sm3l_take_steps",
+           "smsvm_candidate_gains", "solve_classes"]
 
 
 @compiled
@@ -181,3 +187,110 @@ def sm3l_take_steps(F_t, change_t, t, negated_t, labels, margin_t, xi_sums, xi_s
                              np.ascontiguousarray(labels, dtype=np.int64), margin_t, weighted, xi_sums,
                              xi_squares, pair_label, pair_point)
     return weighted, pair_label[:count], pair_point[:count]
+
+
+# The per-class matrices below are stacks of (k, cap, cap) buffers, matrix r read from ``buffer[r]`` in
+# Fortran order (:mod:`mlsvm.solvers.compiled_lapack`): its entry (i, j) is ``buffer[r, j, i]``; n is
+# the order of the matrices (the basis size), only their lower triangles are read.
+
+
+@compiled
+def factorize_classes(grams, factors, shift, classes, n):
+    """``factors[r]`` ← the Cholesky factor of ``grams[r] + shift[r]·I`` for every r in ``classes``.
+    Returns the first class whose matrix is not positive definite, or −1.
+
+    Parameters
+    ----------
+    grams, factors : arrays of shape (k, cap, cap)
+        The matrices' Gram parts (lower triangles read) and their factors (written).
+    shift : array of shape (k,)
+        The diagonal added to each class's Gram part.
+    classes : array of int
+        The classes to factorise.
+    n : int
+        The order of the matrices.
+    """
+    for r in classes:
+        gram, factor = grams[r], factors[r]
+        for j in range(n):
+            for i in range(j, n):
+                factor[j, i] = gram[j, i]
+            factor[j, j] += shift[r]
+        if potrf_lower(factor, n) != 0:
+            return r
+    return -1
+
+
+@compiled
+def solve_classes(factors, classes, n, rhs):
+    """``rhs[m]`` ← ``H_r⁻¹ rhs[m]``, ``r = classes[m]``, with the factors of :func:`factorize_classes`.
+
+    Parameters
+    ----------
+    factors : array of shape (k, cap, cap)
+        The classes' Cholesky factors.
+    classes : array of int, shape (m,)
+        The class of each right-hand side.
+    n : int
+        The order of the matrices.
+    rhs : array of shape (m, n) or (m, p, n), C-ordered
+        One right-hand side per class, or p of them (one per row); overwritten by the solutions.
+    """
+    for m in range(classes.size):
+        potrs_lower(factors[classes[m]], n, rhs[m])
+
+
+@compiled
+def rank_updates(grams, rows, groups, starts, ends, alphas, n):
+    """``grams[groups[g]] += alphas[g]·R_gᵀ R_g`` with ``R_g = rows[starts[g]:ends[g]]``, on the lower
+    triangles.
+
+    Parameters
+    ----------
+    grams : array of shape (k, cap, cap)
+        The classes' Gram parts.
+    rows : array of shape (P, n), C-ordered
+        The rows of all updates, grouped.
+    groups, starts, ends : arrays of int
+        Each group's class and its rows' range.
+    alphas : array of shape (len(groups),)
+        Each group's weight.
+    n : int
+        The order of the matrices.
+    """
+    for g in range(groups.size):
+        syrk_lower(alphas[g], rows[starts[g]:ends[g]], grams[groups[g]], n)
+
+
+@compiled
+def border_factors(factors, valid, border, corner, shift, n):
+    """Grow the factor of every valid class r by the border row of its matrix: the new row ``(bᵀ, c)``
+    (``b = border[r]``, ``c = corner[r] + shift[r]``) gives ``l = L⁻¹ b`` and the pivot ``√(c − lᵀl)``;
+    a class whose pivot is not positive is marked invalid (to be factorised again).
+
+    Parameters
+    ----------
+    factors : array of shape (k, cap, cap)
+        The classes' factors of order n, grown to order n + 1 in place.
+    valid : array of bool, shape (k,)
+        Whether a class's factor is current (updated).
+    border : array of shape (k, n), C-ordered
+        Each class's new row left of the diagonal.
+    corner : array of shape (k,)
+        Each class's new diagonal entry of the Gram part.
+    shift : array of shape (k,)
+        The diagonal added to the Gram parts.
+    n : int
+        The order before the growth.
+    """
+    line = np.empty(n)
+    for r in range(valid.size):
+        if not valid[r]:
+            continue
+        factor = factors[r]
+        line[:] = border[r]
+        trsv_lower(factor, n, line)
+        pivot = shift[r] + corner[r] - np.dot(line, line) if n else shift[r] + corner[r]
+        factor[:n, n] = line
+        factor[n, n] = np.sqrt(max(pivot, 0.0))
+        valid[r] = pivot > 0

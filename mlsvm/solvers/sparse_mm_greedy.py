@@ -30,7 +30,12 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   complement of the common-class mode ``v1ᵀ``, which the Hessian maps to ``λv1ᵀ`` and the
   preconditioner inverts exactly (:func:`_preconditioner`) — (forcing term
   ``min(1e-2, √max(gap, 0))``: a round-off negative gap near the optimum asks the tightest; exact
-  when the classes decouple).
+  when the classes decouple). SM3L with a diagonal R⁻¹ (the label problems separate) has its own
+  loop, :func:`_newton_separable`: each new basis is solved from the previous optimum with α_j = 0
+  (Alg. 4 starts from the candidate's α_{j,·}; the optimum on J is the same, unique), so the loop
+  carries its scores, margins, slacks, coupling and Hessian curvature from one basis to the next.
+  The per-class Hessians live in (k, |J|, |J|) buffers that LAPACK/BLAS work on in place from
+  compiled loops (:mod:`mlsvm.solvers.compiled_lapack`).
 * Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
   implied multipliers ``μ = 2c·ξ`` in the derived dual (an exact certificate of the objective) and
   the scaled stationarity residual of :func:`mlsvm.formulations.sparse_mm.kkt_residuals` ≤ tol (the
@@ -46,14 +51,13 @@ import time
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from scipy.linalg.blas import dsyrk as syrk
-from scipy.linalg.lapack import dpotrf as potrf, dpotrs as potrs, dtrtrs as trtrs
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.formulations.sparse_mm import gram_source
 from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_piecewise_quadratic,
                                                minimize_with_decrease)
-from mlsvm.solvers.sparse_mm_compiled import sm3l_line_steps, sm3l_take_steps, smsvm_candidate_gains
+from mlsvm.solvers.sparse_mm_compiled import (border_factors, factorize_classes, rank_updates, sm3l_line_steps,
+                                              sm3l_take_steps, smsvm_candidate_gains, solve_classes)
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
@@ -89,61 +93,62 @@ def _curvature(ops, F, margin=None):
 
 
 def _groups(keys):
-    """``(key, start, end)`` of each run of equal values of the grouped ``keys``."""
+    """The key, start and end of each run of equal values of the grouped (non-empty) ``keys``: three
+    arrays."""
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    ends = np.r_[starts[1:], keys.size]
-    return zip(keys[starts].tolist(), starts.tolist(), ends.tolist())
+    return keys[starts], starts, np.r_[starts[1:], keys.size]
 
 
 class _ClassHessians:
     """Per-class ``H_r = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z``: the Gram part ``Zᵀ diag(ω_r) Z`` (its lower
     triangle) kept up to date by the rows whose ω changed, the Cholesky factor grown by a border row
-    when J grows and recomputed only for classes whose active set changed. Both are one
-    Fortran-ordered d × d array per class, which BLAS/LAPACK update, factorise and solve with in place
-    (a block of a larger buffer would be copied in and out at every call)."""
+    when J grows and recomputed only for classes whose active set changed. Grams and factors are two
+    (k, capacity, capacity) buffers, matrix r read from ``buffer[r]`` in Fortran order with leading
+    dimension capacity (:mod:`mlsvm.solvers.compiled_lapack`): a border row is written in place, and
+    LAPACK/BLAS work on every class from one compiled loop (:mod:`mlsvm.solvers.sparse_mm_compiled`)."""
 
     def __init__(self, lam, R_inv, n, k, capacity):
         self.diag = lam * np.diag(R_inv)
         self.omega = np.zeros((n, k))
-        self.grams = [np.zeros((0, 0), order="F") for _ in range(k)]
-        self.factors = [np.zeros((0, 0), order="F") for _ in range(k)]
+        self.grams = np.zeros((k, capacity, capacity))
+        self.factors = np.zeros((k, capacity, capacity))
         self.valid = np.ones(k, dtype=bool)
         self.size = 0
         self.refactorizations = 0
 
     def factor(self, r):
-        return self.factors[r]
+        """The Cholesky factor L_r (d × d, lower triangular)."""
+        d = self.size
+        return np.tril(self.factors[r, :d, :d].T)
+
+    def _reserve(self, size):
+        """Buffers of at least ``size`` rows (the contents kept)."""
+        capacity = self.grams.shape[1]
+        if size <= capacity:
+            return
+        grown = max(size, 2 * capacity)
+        for name in ("grams", "factors"):
+            buffer = np.zeros((self.valid.size, grown, grown))
+            buffer[:, :capacity, :capacity] = getattr(self, name)
+            setattr(self, name, buffer)
 
     def grow(self, Z, z):
         """Border every H_r with the new feature column z (Z: the current n × d features)."""
         d = self.size
+        self._reserve(d + 1)
         weighted = self.omega * z[:, None]                       # (n, k)
         border = Z.T @ weighted                                  # (d, k)
         corner = z @ weighted                                    # (k,)
-        for r, gram in enumerate(self.grams):
-            grown = np.zeros((d + 1, d + 1), order="F")
-            grown[:d, :d] = gram
-            grown[d, :d] = border[:, r]
-            grown[d, d] = corner[r]
-            self.grams[r] = grown
-        for r in np.flatnonzero(self.valid):
-            # LAPACK's trtrs, which solve_triangular calls after checks that cost more than the solve
-            line, info = trtrs(self.factors[r], border[:, r], lower=1) if d else (np.zeros(0), 0)
-            if info:
-                raise np.linalg.LinAlgError(f"trtrs failed (info = {info})")
-            pivot = self.diag[r] + corner[r] - line @ line
-            grown = np.zeros((d + 1, d + 1), order="F")
-            grown[:d, :d] = self.factors[r]
-            grown[d, :d] = line
-            grown[d, d] = np.sqrt(max(pivot, 0.0))
-            self.factors[r] = grown
-            self.valid[r] = pivot > 0
+        self.grams[:, :d, d] = border.T                          # row d of each H_r's Gram part
+        self.grams[:, d, d] = corner
+        border_factors(self.factors, self.valid, np.ascontiguousarray(border.T), corner, self.diag, d)
         self.size = d + 1
 
     def reset(self, d):
         """Start over with d features (all factors to be computed)."""
+        self._reserve(d)
         self.size, self.valid[:] = d, False
-        self.grams = [np.zeros((d, d), order="F") for _ in self.grams]
+        self.grams[:, :d, :d] = 0.0
         self.omega[:] = 0.0
 
     def refresh(self, Z, omega):
@@ -155,7 +160,7 @@ class _ClassHessians:
         if classes.size:
             self._update_grams(Z, classes, moved, omega[moved, classes] - self.omega[moved, classes])
             self.omega = omega   # kept, not copied: every caller passes a fresh array
-        self._factorize()
+        self.factorize()
 
     def set_pairs(self, Z, classes, moved, values):
         """:meth:`refresh` from the changed entries only: ``ω[moved, classes] = values`` (pairs grouped by
@@ -163,7 +168,7 @@ class _ClassHessians:
         if classes.size:
             self._update_grams(Z, classes, moved, values - self.omega[moved, classes])
             self.omega[moved, classes] = values
-        self._factorize()
+        self.factorize()
 
     def _update_grams(self, Z, classes, moved, delta):
         """Add ``delta·z_i z_iᵀ`` to the Gram part of class r for each pair (r, i) of ``classes, moved``
@@ -171,52 +176,44 @@ class _ClassHessians:
         much as the products: bibtex SM3L, ~100 classes x ~100 rows per step). When every δ is ±2c
         (SM3L), per class and sign a symmetric rank update (BLAS syrk, the lower triangle: half the
         work of a product); otherwise (SMSVM's true class: ω = 2c·#active) per class a product."""
+        d = self.size
         magnitude = abs(float(delta[0])) if delta.size else 0.0
         if not np.all(np.abs(delta) == magnitude):   # mixed δ: per class a product
             rows = Z[moved]
             weighted = delta[:, None] * rows
-            for r, start, end in _groups(classes):
-                self.grams[r] += rows[start:end].T @ weighted[start:end]
+            for r, start, end in zip(*(runs.tolist() for runs in _groups(classes))):
+                self.grams[r, :d, :d] += (rows[start:end].T @ weighted[start:end]).T   # its Fortran reading
                 self.valid[r] = False
             return
         # δ = ±magnitude: the pairs grouped by (class, sign), then one syrk per group on its rows
-        # (their transpose is Fortran-ordered: no copy), in place
         key = 2 * classes + (delta < 0)
         order = np.argsort(key, kind="stable")
-        key, rows = key[order], Z[moved[order]]
-        for group, start, end in _groups(key):
-            r, negative = divmod(group, 2)
-            syrk(-magnitude if negative else magnitude, rows[start:end].T, beta=1.0, c=self.grams[r], trans=0,
-                 lower=1, overwrite_c=1)
-            self.valid[r] = False
+        group_keys, starts, ends = _groups(key[order])
+        groups, negative = np.divmod(group_keys, 2)
+        rows = np.ascontiguousarray(Z[moved[order]])
+        rank_updates(self.grams, rows, groups, starts, ends, np.where(negative, -magnitude, magnitude), d)
+        self.valid[groups] = False
 
-    def _factorize(self):
+    def factorize(self):
         """Recompute the factors of the classes whose Gram part changed."""
-        d = self.size
         stale = np.flatnonzero(~self.valid)
-        for r in stale.tolist():
-            # H_r copied and factorised there by LAPACK (from its lower triangle)
-            factor = np.array(self.grams[r], order="F")
-            factor.ravel(order="F")[::d + 1] += self.diag[r]
-            _, info = potrf(factor, lower=1, clean=1, overwrite_a=1) if d else (factor, 0)
-            if info:
-                raise np.linalg.LinAlgError(f"potrf failed (info = {info}): the Hessian of class {r} is not "
-                                            "positive definite")
-            self.factors[r] = factor
+        failed = factorize_classes(self.grams, self.factors, self.diag, stale, self.size)
+        if failed >= 0:
+            raise np.linalg.LinAlgError(f"potrf failed: the Hessian of class {failed} is not positive definite")
         self.valid[stale] = True
         self.refactorizations += stale.size
 
-    def solve(self, r, rhs):
-        # LAPACK's potrs, which cho_solve calls after its checks (those cost more than the solve here)
-        solution, info = potrs(self.factor(r), rhs, lower=1)
-        if info:
-            raise np.linalg.LinAlgError(f"potrs failed (info = {info})")
+    def solve(self, classes, rhs):
+        """``H_r⁻¹ rhs[m]`` for ``r = classes[m]``: rhs of shape (m, d), one right-hand side per row
+        (a new array)."""
+        solution = np.array(rhs, dtype=np.float64, order="C")
+        solve_classes(self.factors, np.asarray(classes, dtype=np.int64), self.size, solution)
         return solution
 
     def inverses(self):
         """``H_r⁻¹`` stacked (k, d, d), from the current factors (the CG preconditioner)."""
-        eye = np.eye(self.size)
-        return np.stack([self.solve(r, eye) for r in range(self.valid.size)])
+        identities = np.broadcast_to(np.eye(self.size), (self.valid.size, self.size, self.size))
+        return self.solve(np.arange(self.valid.size), identities)
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
@@ -238,7 +235,7 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
     search keeps the decrease). ``margin`` = 1 + T(F) when known."""
     if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
-        return np.column_stack([hessians.solve(r, -gradient[:, r]) for r in range(F.shape[1])])
+        return hessians.solve(np.arange(F.shape[1]), -gradient.T).T
     shape = gradient.shape
     margin = 1.0 + ops.forward(F) if margin is None else margin
     active = 2 * ops.weight * (ops.mask & (margin > 0))
@@ -278,7 +275,7 @@ def _preconditioner(ops, hessians, lam):
         blocks = hessians.inverses()
         per_class = lambda V: np.matmul(blocks, V.T[:, :, None])[:, :, 0].T
     else:
-        per_class = lambda V: np.column_stack([hessians.solve(r, column) for r, column in enumerate(V.T)])
+        per_class = lambda V: hessians.solve(np.arange(V.shape[1]), V.T).T
     if ops.model != "smsvm":
         return per_class
 
@@ -308,7 +305,40 @@ def _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history, sums=No
     return gap, stop_value
 
 
-def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate):
+class _LabelScores:
+    """The state of the separable Newton loop (:func:`_newton_separable`), which the greedy run carries
+    from one basis to the next: the scores ``F_t`` (Fᵀ, k × n), the margins ``margin_t`` ((1 + T(F))ᵀ),
+    the per-label ``xi_sums`` and ``xi_squares`` (Σξ, Σξ²) and ``coupling_t`` ((ZᵀTᵀ(2c·ξ))ᵀ, k × d).
+    A basis point added with α_j = 0 changes none of them but adds one coupling column (:meth:`grow`):
+    the next solve starts without the k × n × d product and the pass over the scores."""
+
+    def __init__(self):
+        self.F_t = None
+
+    def describes(self, F) -> bool:
+        """Whether this state is that of the scores F (F is the transpose of ``F_t``)."""
+        return self.F_t is not None and F.base is self.F_t
+
+    def start(self, ops, F, Z):
+        """The state of the scores F on the features Z, computed afresh."""
+        negated_t = ops.negated_signs_t                      # Tᵀ(V) = −Ys∘V
+        self.F_t = np.ascontiguousarray(F.T)
+        self.margin_t = negated_t * self.F_t
+        self.margin_t += 1.0                                 # (1 + T(F))ᵀ, T(F) = −Ys∘F
+        xi_t = np.maximum(self.margin_t, 0.0)
+        self.xi_sums, self.xi_squares = xi_t.sum(axis=1), np.sum(xi_t * xi_t, axis=1)   # per label, for the gap
+        # the factor 2c (= 2) applied after the product (a power of two: the same bits)
+        self.coupling_t = 2 * ops.weight * ((negated_t * xi_t) @ Z)
+
+    def grow(self, ops, z):
+        """The basis grew by the feature column z, its coefficients 0 (the scores unchanged)."""
+        if self.F_t is not None:
+            column = 2 * ops.weight * ((ops.negated_signs_t * np.maximum(self.margin_t, 0.0)) @ z)
+            self.coupling_t = np.column_stack([self.coupling_t, column])
+
+
+def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate,
+                      scores=None):
     """The joint Newton loop of :func:`newton_fixed_basis` for SM3L with a diagonal R⁻¹: k independent
     label problems, one exact Newton step per label, each with its own exact step length.
 
@@ -319,21 +349,24 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
     more). Its slacks and coupling column stay those of its last iterate, so the stop test still reads
     every label; the labels still moving take the same steps as without this. The scores are kept
     transposed (k × n, one copy in and one out): the line search reads each label's n terms
-    contiguously; F is returned as the transpose of that array (n × k, Fortran order)."""
-    negated_t = ops.negated_signs_t                          # Tᵀ(V) = −Ys∘V
-    F_t = np.ascontiguousarray(F.T)                          # free when F is the transpose of a k × n array
+    contiguously; F is returned as the transpose of that array (n × k, Fortran order). ``scores`` (a
+    :class:`_LabelScores`) is the loop's state, updated in place: when it describes F already (the
+    greedy run, after an addition with α_j = 0), the loop starts from it, and the Hessians' curvature
+    is the one they were left with."""
+    scores = _LabelScores() if scores is None else scores
+    if scores.describes(F):
+        hessians.factorize()                                 # the classes whose border pivot failed
+    else:
+        scores.start(ops, F, Z)
+        hessians.refresh(Z, (2 * ops.weight * (scores.margin_t > 0)).T)   # the curvature ω, transposed
+    F_t, margin_t, coupling_t = scores.F_t, scores.margin_t, scores.coupling_t
+    xi_sums, xi_squares = scores.xi_sums, scores.xi_squares
+    negated_t = ops.negated_signs_t
     C = np.array(C)
     Z_t = Z.T
     w2 = 2 * ops.weight
     scale = lam * np.diag(R_inv)
     stop_value = np.inf
-    margin_t = negated_t * F_t
-    margin_t += 1.0                                          # (1 + T(F))ᵀ, T(F) = −Ys∘F
-    xi_t = np.maximum(margin_t, 0.0)
-    xi_sums, xi_squares = xi_t.sum(axis=1), np.sum(xi_t * xi_t, axis=1)   # per label, for the gap
-    # ZᵀTᵀ(2c·ξ), transposed: the factor 2c (= 2) applied after the product (a power of two: the same bits)
-    coupling_t = w2 * ((negated_t * xi_t) @ Z)
-    hessians.refresh(Z, (w2 * (margin_t > 0)).T)             # the curvature ω, transposed
     moving = np.arange(C.shape[1])                           # the labels not yet at their minimiser
     for iteration in range(max_iter + 1):
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, None, coupling_t.T, factor, history,
@@ -346,9 +379,10 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
             break
         if moving.size == 0:   # every label at its minimiser, the stop value above tol by round-off
             moving = np.arange(C.shape[1])
-        gradient = scale[moving] * C[:, moving] + coupling_t[moving].T
-        D = np.column_stack([hessians.solve(r, -gradient[:, m]) for m, r in enumerate(moving.tolist())])
-        change_t = D.T @ Z_t                                 # (ZD)ᵀ of the moving labels
+        gradient_t = coupling_t[moving] + scale[moving, None] * C[:, moving].T
+        D_t = hessians.solve(moving, -gradient_t)            # the Newton directions, one row per moving label
+        D = D_t.T
+        change_t = D_t @ Z_t                                 # (ZD)ᵀ of the moving labels
         t = sm3l_line_steps(scale[moving] * np.sum(D * D, axis=0), scale[moving] * np.sum(C[:, moving] * D, axis=0),
                             margin_t, negated_t, change_t, moving, ops.weight)
         C[:, moving] += t * D
@@ -391,7 +425,7 @@ def _stationarity(Z, C, F, ops, lam, R_inv, factor=None, coupling=None) -> float
 
 
 def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, joint=True,
-                       hessians=None, history=None, factor=None, on_iterate=None):
+                       hessians=None, history=None, factor=None, on_iterate=None, scores=None):
     """Alg. 3 on the features Z: minimise ``λ/2 tr(C R⁻¹ Cᵀ) + c Σ_Ω max(0, 1 + T(ZC))²``.
 
     Returns ``(C, F, n_iter, stop_value, converged)``: stops when the relative duality gap (implied
@@ -429,6 +463,9 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         ``L`` with ``K_JJ = LLᵀ``: the stationarity residual is then measured in the coefficients A.
     on_iterate : callable or None, optional
         Called as ``on_iterate(C, F)`` at each iterate.
+    scores : _LabelScores or None, optional
+        The separable loop's state, carried by the greedy run from one basis to the next (SM3L with
+        a diagonal R⁻¹ and ``joint=True`` only).
     """
     R_inv = np.linalg.inv(R)
     F = Z @ C if F is None else F
@@ -436,7 +473,8 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         hessians = _ClassHessians(lam, R_inv, Z.shape[0], C.shape[1], Z.shape[1])
         hessians.reset(Z.shape[1])
     if joint and _separable(ops, R_inv):
-        return _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate)
+        return _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate,
+                                 scores)
     gap, previous_gap, stop_value = np.inf, np.inf, np.inf
     for iteration in range(max_iter + 1):
         # 1 + T(F), the slacks and ZᵀTᵀ(2c·ξ) once per iterate: the gap, the stationarity, the
@@ -473,7 +511,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             hessians.refresh(Z, _curvature(ops, F))
             grad_F = ops.adjoint(2 * ops.weight * ops.slack(F))
             g = lam * C @ R_inv[:, r] + Z.T @ grad_F[:, r]
-            d = -hessians.solve(r, g)
+            d = -hessians.solve([r], g[None, :])[0]
             df = Z @ d
             u, e = ops.column_terms(F, r, df)
             t = minimize_piecewise_quadratic(lam * R_inv[r, r] * (d @ d), lam * d @ (C @ R_inv[:, r]),
@@ -602,8 +640,11 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
     features = lambda: Z_buffer[:, :len(chosen)]
     factor = lambda: L_buffer[:len(chosen), :len(chosen)]
 
+    # SM3L's label problems (R⁻¹ diagonal, joint steps): the Newton loop's state, carried across additions
+    scores = _LabelScores() if joint and _separable(ops, R_inv) else None
+
     def add(j, coef, column=None):
-        """Grow J by j (``column`` = K[:, j] when already computed)."""
+        """Grow J by j with the coefficients ``coef`` (``column`` = K[:, j] when already computed)."""
         nonlocal C, F
         d = len(chosen)
         column = source.columns([j])[:, 0] if column is None else column
@@ -613,7 +654,10 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         hessians.grow(features(), z)
         L_buffer[d, :d], L_buffer[d, d], Z_buffer[:, d] = line, pivot, z
         C = np.vstack([C + np.outer(line, coef), pivot * coef[None, :]])
-        F = np.add(F, np.outer(column, coef), out=np.empty_like(F))   # F keeps its memory layout
+        if np.any(coef):
+            F = np.add(F, np.outer(column, coef), out=np.empty_like(F))   # F keeps its memory layout
+        elif scores is not None:
+            scores.grow(ops, z)
         chosen.append(int(j))
 
     def eligible(js, columns):
@@ -656,7 +700,7 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         newton_history = {}
         C, F, iters, stop_value, converged = newton_fixed_basis(
             features(), ops, lam, R, C, F, tol=tolerance, max_iter=max_iter - total[0], joint=joint,
-            hessians=hessians, history=newton_history, factor=factor(), on_iterate=on_iterate)
+            hessians=hessians, history=newton_history, factor=factor(), on_iterate=on_iterate, scores=scores)
         total[0] += iters
         for key in ("primal", "dual", "stop_value", "relative_gap"):
             history[key].extend(newton_history[key])
@@ -704,7 +748,10 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         if decrease[best] <= 0:
             stop_rule = "no decrease"
             break
-        add(candidates[best], coef[best], columns[:, best])
+        # Alg. 4 re-optimises α_J from the candidate's α_{j,·} of (3.12); SM3L's separable loop starts
+        # from the previous optimum instead (α_j = 0: the same unique optimum on the new J), whose
+        # scores, margins and curvature it carries over
+        add(candidates[best], np.zeros(k) if scores is not None else coef[best], columns[:, best])
     if converged and tol < inner_tol and basis is None and stop_rule != "d_max":
         C, F, stop_value, converged = solve_on_basis(C, F, tol)
         path[-1] = history["primal"][-1]
