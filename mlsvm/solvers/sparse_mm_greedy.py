@@ -34,7 +34,7 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   loop, :func:`_newton_separable`: each new basis is solved from the previous optimum with α_j = 0
   (Alg. 4 starts from the candidate's α_{j,·}; the optimum on J is the same, unique), so the loop
   carries its scores, margins, slacks, coupling and Hessian curvature from one basis to the next.
-  The per-class Hessians live in (k, |J|, |J|) buffers that LAPACK/BLAS work on in place from
+  The per-class Hessians live in ``(k, |J|, |J|)`` buffers that LAPACK/BLAS work on in place from
   compiled loops (:mod:`mlsvm.solvers.compiled_lapack`).
 * Stop rules. Newton: relative duality gap ``(e_J − D_J(μ))/max(1,|e_J|,|D_J|) ≤ tol`` with the
   implied multipliers ``μ = 2c·ξ`` in the derived dual (an exact certificate of the objective) and
