@@ -5,8 +5,8 @@ SMSVM / SM3L Newton loop, :mod:`mlsvm.solvers.sparse_mm_greedy`) is kept in one 
 shape (k, cap, cap): matrix r is ``buffer[r]`` read in Fortran order with leading dimension cap, so
 its entry (i, j) is ``buffer[r, j, i]``, its lower triangle is ``buffer[r, j, i]`` with i ≥ j, and a
 border row is written in place. SciPy's ``scipy.linalg.lapack`` wrappers take whole contiguous
-arrays only, so each call on such a matrix would copy it in and out; and each call costs tens of
-microseconds, which thousands of small per-class calls per Newton step add up to.
+arrays only, so each call on such a matrix would copy it in and out; and each call is a Python call
+with its argument checks, which thousands of small per-class calls per Newton step add up to.
 
 The routines are SciPy's own LAPACK and BLAS, exported as C function pointers by
 ``scipy.linalg.cython_lapack`` and ``scipy.linalg.cython_blas``. They are registered with LLVM under
