@@ -701,6 +701,29 @@ def test_kernel_columns_from_sparse_X_give_the_dense_gram_fit(kernel):
     assert sparse_fit.fit_report_.converged
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 40), st.integers(1, 12), st.floats(-3.0, 2.0), st.integers(0, 10_000))
+def test_smsvm_active_pair_products_equal_the_dense_products(k, n, d, shift, seed):
+    """SMSVM's joint Newton step works on the active pairs only (:class:`_ActivePairs`): Tᵀ and the
+    Hessian's loss part from the listed pairs equal the dense n × k products through
+    MarginOperator.forward/adjoint — with points that have no active pair, all pairs active
+    (``shift`` high), none (low), and k = 1 (no pair at all)."""
+    from mlsvm.solvers.sparse_mm_greedy import _ActivePairs, _hessian_product
+    rng = np.random.default_rng(seed)
+    ops = form.MarginOperator("smsvm", np.eye(k)[rng.integers(k, size=n)])
+    Z = np.asfortranarray(rng.standard_normal((n, d)))     # the greedy run's feature buffer is Fortran-ordered
+    margin = 1.0 + ops.forward(Z @ rng.standard_normal((d, k))) + shift
+    active = ops.mask & (margin > 0)
+    pairs = _ActivePairs(ops, margin, Z)
+    assert pairs.classes.size == active.sum()
+    V = rng.standard_normal((n, k)) * active
+    np.testing.assert_allclose(pairs.adjoint(V[pairs.points, pairs.classes]), Z.T @ ops.adjoint(V),
+                               rtol=1e-12, atol=1e-12)
+    D, lam = rng.standard_normal((d, k)), 0.3
+    dense = _hessian_product(Z, ops, 2 * ops.weight * active, lam, np.eye(k), D)
+    np.testing.assert_allclose(lam * D + pairs.product(D, 2 * ops.weight), dense, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("size", [3, 301])   # explicit block inverses / per-class triangular solves
 @pytest.mark.parametrize("seed", [0, 1])
 def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, size):

@@ -6,6 +6,9 @@
 * :func:`sm3l_line_steps` and :func:`sm3l_take_steps`: the per-label line searches and the update
   after the steps of the separable SM3L Newton loop (``sparse_mm_greedy._newton_separable``), on the
   rows of the labels still moving, read in place (no gathered copies of the k × n arrays).
+* :func:`smsvm_pair_differences` and :func:`smsvm_pair_adjoint`: SMSVM's margin map T and its adjoint
+  restricted to the active pairs, in the features Z (the generalized Hessian's products of the
+  joint Newton step, and its gradient, without the two dense n × |J| × k products).
 * :func:`factorize_classes`, :func:`solve_classes`, :func:`rank_updates` and :func:`border_factors`:
   the per-class Hessians of the Newton steps (``sparse_mm_greedy._ClassHessians``), one LAPACK or
   BLAS call per class inside one compiled loop (:mod:`mlsvm.solvers.compiled_lapack`: the matrices
@@ -16,44 +19,97 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.compiled import compiled, dot
 from mlsvm.solvers.compiled_lapack import potrf_lower, potrs_lower, syrk_lower, trsv_lower
-from mlsvm.solvers.piecewise_quadratic import _active_sums, _exact_minimiser
+from mlsvm.solvers.piecewise_quadratic import _active_sums, _exact_minimiser, _search_side, _sweep
 
 __all__ = ["border_factors", "factorize_classes", "rank_updates", "sm3l_line_steps", "sm3l_take_steps",
-           "smsvm_candidate_gains", "solve_classes"]
+           "smsvm_candidate_gains", "smsvm_pair_adjoint", "smsvm_pair_differences", "solve_classes"]
+
+
+#: what :func:`_smsvm_class_terms` does with each term
+_SUMS, _CROSSING, _ALL = 0, 1, 2
 
 
 @compiled
-def _smsvm_gains(margins, label, columns, K_jj, own_scores, curvature, lam, R_inv, weight, coef, decrease):
-    """The loop of :func:`smsvm_candidate_gains` (``own_scores`` updated, ``coef`` and ``decrease``
-    written)."""
+def _smsvm_take(u, e, mode, reach, sums, listed_u, listed_e, count):
+    """One term ``max(0, u + t·e)²`` of a candidate's class problem: ``_SUMS`` adds it to ``sums`` (Σ e·u,
+    Σ e², Σ_{e > 0} e² over the terms active at 0, as :func:`_active_sums` sums them); ``_CROSSING``
+    lists it if it changes state on [0, reach] (the test of :func:`_sweep`); ``_ALL`` lists it. Returns
+    the new count of listed terms."""
+    if mode == _SUMS:
+        if u > 0.0:
+            sums[0] += e * u
+            square = e * e
+            sums[1] += square
+            if e > 0.0:
+                sums[2] += square
+        return count
+    if mode == _ALL or (e != 0.0 and (u > 0.0) != (u + e * reach > 0.0)):
+        listed_u[count], listed_e[count] = u, e
+        return count + 1
+    return count
+
+
+@compiled
+def _smsvm_class_terms(margins, margins_t, label, column, coef, r, mode, reach, sums, listed_u, listed_e):
+    """The terms that change when class r's score moves by ``t·column`` (the classes before r moved by
+    ``coef[:r]``; ``coef[r:]`` = 0), in a fixed order, each passed to :func:`_smsvm_take`: computed where
+    they are read, never stored whole. Returns the count of listed terms."""
     n, k = margins.shape
-    count = columns.shape[0]
+    count = 0
+    for i in range(n):
+        value = column[i]
+        if label[i] != r:     # (i, r): 1 + S_ir − S_iy_i
+            count = _smsvm_take(margins_t[r, i] - value * coef[label[i]], value, mode, reach, sums, listed_u,
+                                listed_e, count)
+        else:                 # (i, p), p ≠ r: 1 + S_ip − S_ir
+            for p in range(k):
+                if p != r:
+                    count = _smsvm_take(margins[i, p] + value * coef[p], -value, mode, reach, sums, listed_u,
+                                        listed_e, count)
+    return count
+
+
+@compiled
+def _smsvm_gains(margins, margins_t, label, columns, K_jj, own_scores, curvature, lam, R_inv, weight, coef,
+                 decrease):
+    """The loop of :func:`smsvm_candidate_gains` (``own_scores`` updated, ``coef`` and ``decrease``
+    written); ``margins_t`` is the transpose of ``margins`` (k × n, C order): class r's margins of all
+    points are read as one contiguous row, not one entry per cache line.
+
+    Each problem is :func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on its terms, in two passes
+    that compute the terms as they read them: their sums at 0 give the side and the bound of the step
+    (:func:`_search_side`), then only the terms that change state within the bound are listed and swept
+    (:func:`_sweep`); the same floats in the same order as on the stored terms."""
+    n, k = margins.shape
     size = n * max(k - 1, 1)
-    u, e, ones, everything = np.empty(size), np.empty(size), np.ones(size), np.arange(size)
+    ones, everything = np.ones(size), np.arange(size)
+    terms_u, terms_e = np.empty(size), np.empty(size)
     listed_u, listed_e, breaks = np.empty(size), np.empty(size), np.empty(size)
-    for c in range(count):
+    sums = np.zeros(3)
+    for c in range(columns.shape[0]):
         for r in range(k):
-            # the terms that change when class r's score moves by t·K[:, j] (the classes before r
-            # moved already: coef[c, :r]; coef[c, r:] = 0)
-            m = 0
-            for i in range(n):
-                column = columns[c, i]
-                if label[i] != r:     # (i, r): 1 + S_ir − S_iy_i
-                    u[m], e[m] = margins[i, r] - column * coef[c, label[i]], column
-                    m += 1
-                else:                 # (i, p), p ≠ r: 1 + S_ip − S_ir
-                    for p in range(k):
-                        if p != r:
-                            u[m], e[m] = margins[i, p] + column * coef[c, p], -column
-                            m += 1
+            sums[:] = 0.0
+            _smsvm_class_terms(margins, margins_t, label, columns[c], coef[c], r, _SUMS, 0.0, sums, terms_u, terms_e)
             b = 0.0
             for q in range(k):        # λ (F_j R⁻¹)_r at the candidate's own row as it moves
                 b += own_scores[c, q] * R_inv[r, q]
-            eu, ee, rising = _active_sums(u[:m], e[:m], ones[:m])
-            t, gain = _exact_minimiser(curvature[r] * K_jj[c], lam * b, u[:m], e[:m], ones[:m], weight, eu, ee,
-                                       rising, everything, listed_u, listed_e, breaks)
+            a, b = curvature[r] * K_jj[c], lam * b
+            eu, ee, rising = sums[0], sums[1], sums[2]
+            slope0, sigma, bound = _search_side(a, b, weight, eu, ee, rising)
+            t, gain = 0.0, 0.0
+            if slope0 != 0.0:
+                count = _smsvm_class_terms(margins, margins_t, label, columns[c], coef[c], r, _CROSSING,
+                                           sigma * bound, sums, terms_u, terms_e)
+                s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, bound, eu, ee, weight,
+                                 listed_u, listed_e, breaks)
+                if s >= bound and bound < np.inf:   # round-off: every term that can change state listed
+                    count = _smsvm_class_terms(margins, margins_t, label, columns[c], coef[c], r, _ALL, 0.0, sums,
+                                               terms_u, terms_e)
+                    s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, np.inf, eu, ee, weight,
+                                     listed_u, listed_e, breaks)
+                t = sigma * s
             coef[c, r] = t
             decrease[c] += gain
             own_scores[c, r] += t * K_jj[c]
@@ -85,11 +141,79 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
     margins = 1.0 + F - F[np.arange(n), label][:, None]
     count = columns.shape[0]
     coef, decrease = np.zeros((count, k)), np.zeros(count)
-    _smsvm_gains(margins, np.ascontiguousarray(label, dtype=np.int64), np.ascontiguousarray(columns, dtype=np.float64),
+    _smsvm_gains(margins, np.ascontiguousarray(margins.T), np.ascontiguousarray(label, dtype=np.int64), np.ascontiguousarray(columns, dtype=np.float64),
                  np.ascontiguousarray(K_jj, dtype=np.float64), np.array(own_scores, dtype=np.float64),
                  lam * np.diag(R_inv), float(lam), np.ascontiguousarray(R_inv, dtype=np.float64), float(weight),
                  coef, decrease)
     return decrease, coef
+
+
+# SMSVM's active pairs (i, c), c ≠ y_i, are listed by point: those of point i are
+# ``classes[starts[i]:starts[i + 1]]``; Z is C-ordered (n, d), its row i the features of point i.
+
+
+@compiled
+def smsvm_pair_differences(Z, D_t, starts, classes, label, values):
+    """``values[m]`` ← ``(Z D)_ic − (Z D)_iy_i`` for each listed pair m = (i, c): T(ZD) on the pairs,
+    one dot product of length d per pair.
+
+    Parameters
+    ----------
+    Z : array of shape (n, d), C-ordered
+        The features.
+    D_t : array of shape (k, d), C-ordered
+        The direction, transposed.
+    starts : array of int, shape (n + 1,)
+        Where each point's pairs start in ``classes``.
+    classes : array of int
+        The pairs' classes c, grouped by point.
+    label : array of int, shape (n,)
+        The true classes y_i.
+    values : array of shape (len(classes),)
+        Written.
+    """
+    for i in range(Z.shape[0]):
+        if starts[i] == starts[i + 1]:
+            continue
+        own = dot(Z[i], D_t[label[i]])
+        for m in range(starts[i], starts[i + 1]):
+            values[m] = dot(Z[i], D_t[classes[m]]) - own
+
+
+@compiled
+def smsvm_pair_adjoint(Z, starts, classes, label, values, out_t):
+    """``out_t`` ← ``(Zᵀ Tᵀ(V))ᵀ`` for V equal to ``values`` on the listed pairs and 0 elsewhere: each pair
+    (i, c) adds ``v·z_i`` to class c and subtracts it from y_i.
+
+    Parameters
+    ----------
+    Z : array of shape (n, d), C-ordered
+        The features.
+    starts : array of int, shape (n + 1,)
+        Where each point's pairs start in ``classes``.
+    classes : array of int
+        The pairs' classes c, grouped by point.
+    label : array of int, shape (n,)
+        The true classes y_i.
+    values : array of shape (len(classes),)
+        V on the pairs.
+    out_t : array of shape (k, d), C-ordered
+        Written.
+    """
+    d = Z.shape[1]
+    out_t[:] = 0.0
+    for i in range(Z.shape[0]):
+        if starts[i] == starts[i + 1]:
+            continue
+        total = 0.0
+        for m in range(starts[i], starts[i + 1]):
+            value, row = values[m], out_t[classes[m]]
+            total += value
+            for q in range(d):
+                row[q] += value * Z[i, q]
+        row = out_t[label[i]]
+        for q in range(d):
+            row[q] -= total * Z[i, q]
 
 
 @compiled

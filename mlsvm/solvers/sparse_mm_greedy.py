@@ -57,7 +57,8 @@ from mlsvm.formulations.sparse_mm import gram_source
 from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_piecewise_quadratic,
                                                minimize_with_decrease)
 from mlsvm.solvers.sparse_mm_compiled import (border_factors, factorize_classes, rank_updates, sm3l_line_steps,
-                                              sm3l_take_steps, smsvm_candidate_gains, solve_classes)
+                                              sm3l_take_steps, smsvm_candidate_gains, smsvm_pair_adjoint,
+                                              smsvm_pair_differences, solve_classes)
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
@@ -217,32 +218,59 @@ class _ClassHessians:
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
-    """The generalized Hessian times D; ``omega_active`` is 2c on the active pairs, 0 elsewhere
-    (SMSVM: also 0 at r = y_i, so ``Tᵀ`` reduces to one scatter into the true class)."""
-    change = Z @ D
-    if ops.model == "smsvm":
-        rows = np.arange(change.shape[0])
-        weighted = omega_active * (change - change[rows, ops.label][:, None])
-        weighted[rows, ops.label] -= weighted.sum(axis=1)
-        return lam * D @ R_inv + Z.T @ weighted
-    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * ops.forward(change))
+    """The generalized Hessian times D, dense in the n × k pairs; ``omega_active`` is 2c on the
+    active pairs, 0 elsewhere (SMSVM's joint steps use :meth:`_ActivePairs.product` instead)."""
+    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * ops.forward(Z @ D))
 
 
-def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500, margin=None):
+class _ActivePairs:
+    """SMSVM's active pairs (i, c) — c ≠ y_i with margin ``1 + F_ic − F_iy_i > 0`` — listed by point,
+    with the features Z in rows: T and Tᵀ on these pairs only. A point has few of its k − 1 pairs
+    active, so a Hessian product costs O(|J|·#pairs) instead of two n × |J| × k products."""
+
+    def __init__(self, ops, margin, Z):
+        points, classes = np.nonzero(ops.mask & (margin > 0))
+        self.classes = classes.astype(np.int64)
+        self.starts = np.searchsorted(points, np.arange(margin.shape[0] + 1)).astype(np.int64)
+        self.points = points
+        self.label = ops.label.astype(np.int64)
+        self.Z = np.ascontiguousarray(Z)
+        self.k = margin.shape[1]
+
+    def adjoint(self, values):
+        """``Zᵀ Tᵀ(V)`` (d × k) for V equal to ``values`` on the pairs, 0 elsewhere."""
+        out_t = np.empty((self.k, self.Z.shape[1]))
+        smsvm_pair_adjoint(self.Z, self.starts, self.classes, self.label, np.ascontiguousarray(values), out_t)
+        return out_t.T
+
+    def product(self, D, weight):
+        """``Zᵀ Tᵀ(weight · T(Z D))`` with T(Z D) on the pairs: the loss part of the generalized Hessian
+        times D (d × k) when ``weight`` = 2c."""
+        values = np.empty(self.classes.size)
+        smsvm_pair_differences(self.Z, np.ascontiguousarray(D.T), self.starts, self.classes, self.label, values)
+        return self.adjoint(weight * values)
+
+
+def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500, margin=None, pairs=None):
     """Newton direction on all classes: SciPy's CG on the generalized Hessian (a ``LinearOperator``
     on the flattened d × k direction), preconditioned by :func:`_preconditioner`, to relative residual
     ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
-    search keeps the decrease). ``margin`` = 1 + T(F) when known."""
+    search keeps the decrease). ``margin`` = 1 + T(F) and, for SMSVM, its ``pairs``
+    (:class:`_ActivePairs`) when known."""
     if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
         return hessians.solve(np.arange(F.shape[1]), -gradient.T).T
     shape = gradient.shape
     margin = 1.0 + ops.forward(F) if margin is None else margin
-    active = 2 * ops.weight * (ops.mask & (margin > 0))
+    if ops.model == "smsvm":
+        pairs = _ActivePairs(ops, margin, Z) if pairs is None else pairs
+        product = lambda D: lam * D @ R_inv + pairs.product(D, 2 * ops.weight)
+    else:
+        active = 2 * ops.weight * (ops.mask & (margin > 0))
+        product = lambda D: _hessian_product(Z, ops, active, lam, R_inv, D)
     precondition = _preconditioner(ops, hessians, lam)
     size = gradient.size
-    hessian = LinearOperator((size, size), dtype=np.float64,
-                             matvec=lambda v: _hessian_product(Z, ops, active, lam, R_inv, v.reshape(shape)).ravel())
+    hessian = LinearOperator((size, size), dtype=np.float64, matvec=lambda v: product(v.reshape(shape)).ravel())
     preconditioner = LinearOperator((size, size), dtype=np.float64,
                                     matvec=lambda v: precondition(v.reshape(shape)).ravel())
     # info > 0 (cg_max reached) still leaves a descent direction; the line search and the outer
@@ -481,7 +509,11 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         # gradient, the curvature and the line search all read them
         margin = 1.0 + ops.forward(F)
         xi = np.where(ops.mask, np.maximum(0.0, margin), 0.0)
-        coupling = Z.T @ ops.adjoint(2 * ops.weight * xi)
+        if ops.model == "smsvm":   # ξ > 0 on the active pairs only
+            pairs = _ActivePairs(ops, margin, Z)
+            coupling = pairs.adjoint(2 * ops.weight * xi[pairs.points, pairs.classes])
+        else:
+            pairs, coupling = None, Z.T @ ops.adjoint(2 * ops.weight * xi)
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history)
         if on_iterate is not None:
             on_iterate(C, F)
@@ -502,7 +534,8 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             gradient = lam * C @ R_inv + coupling
             # forcing term: loose while the gap is large, tight near the optimum (superlinear)
             D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
-                                 cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), margin=margin)
+                                 cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), margin=margin,
+                                 pairs=pairs)
             dF = Z @ D
             t = _line_step(ops, F, C, D, dF, lam, R_inv, margin)
             C, F = C + t * D, F + t * dF
