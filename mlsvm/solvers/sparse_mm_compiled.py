@@ -52,36 +52,57 @@ def _smsvm_take(u, e, mode, reach, sums, listed_u, listed_e, count):
 
 
 @compiled
-def _smsvm_class_terms(margins, margins_t, label, column, coef, r, mode, reach, sums, listed_u, listed_e):
+def _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_starts, label, column, coef, r, mode,
+                       reach, theta, sums, listed_u, listed_e):
     """The terms that change when class r's score moves by ``t·column`` (the classes before r moved by
-    ``coef[:r]``; ``coef[r:]`` = 0), in a fixed order, each passed to :func:`_smsvm_take`: computed where
-    they are read, never stored whole. Returns the count of listed terms."""
+    ``coef[:r]``; ``coef[r:]`` = 0), each passed to :func:`_smsvm_take`: computed where they are read,
+    never stored whole. Returns the count of listed terms.
+
+    A term's margin is ``M + column_i·coef_q`` for a current margin M, so when every
+    ``|column_i·coef_q| + |column_i|·bound`` is below ``theta``, a term with ``M ≤ −theta`` is inactive at
+    0 and stays so on the whole search: the terms are visited in decreasing order of M
+    (``order_t[r]``: the points by their margin in class r; ``row_order[i]``: point i's classes by
+    margin) and each list is left at its first ``M ≤ −theta`` (``theta = inf``: every term)."""
     n, k = margins.shape
     count = 0
-    for i in range(n):
-        value = column[i]
-        if label[i] != r:     # (i, r): 1 + S_ir − S_iy_i
+    order = order_t[r]
+    for q in range(n):        # (i, r), y_i ≠ r: 1 + S_ir − S_iy_i
+        i = order[q]
+        if margins_t[r, i] <= -theta:
+            break
+        if label[i] != r:
+            value = column[i]
             count = _smsvm_take(margins_t[r, i] - value * coef[label[i]], value, mode, reach, sums, listed_u,
                                 listed_e, count)
-        else:                 # (i, p), p ≠ r: 1 + S_ip − S_ir
-            for p in range(k):
-                if p != r:
-                    count = _smsvm_take(margins[i, p] + value * coef[p], -value, mode, reach, sums, listed_u,
-                                        listed_e, count)
+    for q in range(member_starts[r], member_starts[r + 1]):   # (i, p), y_i = r, p ≠ r: 1 + S_ip − S_ir
+        i = members[q]
+        value = column[i]
+        for position in range(k):
+            p = row_order[i, position]
+            if margins[i, p] <= -theta:
+                break
+            if p != r:
+                count = _smsvm_take(margins[i, p] + value * coef[p], -value, mode, reach, sums, listed_u,
+                                    listed_e, count)
     return count
 
 
+#: the widening of the pruning threshold of :func:`_smsvm_class_terms` against the rounding of
+#: ``M + column_i·coef_q`` (two operations, each within 1.2e-16 relative)
+_THETA_WIDENING = 1.0 + 1e-6
+
+
 @compiled
-def _smsvm_gains(margins, margins_t, label, columns, K_jj, own_scores, curvature, lam, R_inv, weight, coef,
-                 decrease):
+def _smsvm_gains(margins, margins_t, order_t, row_order, members, member_starts, label, columns, K_jj, own_scores,
+                 curvature, lam, R_inv, weight, coef, decrease):
     """The loop of :func:`smsvm_candidate_gains` (``own_scores`` updated, ``coef`` and ``decrease``
-    written); ``margins_t`` is the transpose of ``margins`` (k × n, C order): class r's margins of all
-    points are read as one contiguous row, not one entry per cache line.
+    written); ``margins_t`` is the transpose of ``margins`` (k × n, C order), with the orders and class
+    members that :func:`_smsvm_class_terms` reads.
 
     Each problem is :func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on its terms, in two passes
-    that compute the terms as they read them: their sums at 0 give the side and the bound of the step
-    (:func:`_search_side`), then only the terms that change state within the bound are listed and swept
-    (:func:`_sweep`); the same floats in the same order as on the stored terms."""
+    over the terms that can matter: the sums of the active ones at 0 give the side and the bound of
+    the step (:func:`_search_side`), then the terms that change state within the bound are listed and
+    swept (:func:`_sweep`)."""
     n, k = margins.shape
     size = n * max(k - 1, 1)
     ones, everything = np.ones(size), np.arange(size)
@@ -89,9 +110,14 @@ def _smsvm_gains(margins, margins_t, label, columns, K_jj, own_scores, curvature
     listed_u, listed_e, breaks = np.empty(size), np.empty(size), np.empty(size)
     sums = np.zeros(3)
     for c in range(columns.shape[0]):
+        column = columns[c]
+        column_max = np.max(np.abs(column)) if n else 0.0
+        moved = 0.0           # max |coef[c, q]| over the classes moved so far
         for r in range(k):
             sums[:] = 0.0
-            _smsvm_class_terms(margins, margins_t, label, columns[c], coef[c], r, _SUMS, 0.0, sums, terms_u, terms_e)
+            theta = column_max * moved * _THETA_WIDENING
+            _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_starts, label, column, coef[c],
+                               r, _SUMS, 0.0, theta, sums, terms_u, terms_e)
             b = 0.0
             for q in range(k):        # λ (F_j R⁻¹)_r at the candidate's own row as it moves
                 b += own_scores[c, q] * R_inv[r, q]
@@ -100,19 +126,23 @@ def _smsvm_gains(margins, margins_t, label, columns, K_jj, own_scores, curvature
             slope0, sigma, bound = _search_side(a, b, weight, eu, ee, rising)
             t, gain = 0.0, 0.0
             if slope0 != 0.0:
-                count = _smsvm_class_terms(margins, margins_t, label, columns[c], coef[c], r, _CROSSING,
-                                           sigma * bound, sums, terms_u, terms_e)
+                theta = column_max * (moved + bound) * _THETA_WIDENING
+                if not theta < np.inf:    # an infinite (or nan) bound: every term
+                    theta = np.inf
+                count = _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_starts, label,
+                                           column, coef[c], r, _CROSSING, sigma * bound, theta, sums, terms_u, terms_e)
                 s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, bound, eu, ee, weight,
                                  listed_u, listed_e, breaks)
                 if s >= bound and bound < np.inf:   # round-off: every term that can change state listed
-                    count = _smsvm_class_terms(margins, margins_t, label, columns[c], coef[c], r, _ALL, 0.0, sums,
-                                               terms_u, terms_e)
+                    count = _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_starts,
+                                               label, column, coef[c], r, _ALL, 0.0, np.inf, sums, terms_u, terms_e)
                     s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, np.inf, eu, ee, weight,
                                      listed_u, listed_e, breaks)
                 t = sigma * s
             coef[c, r] = t
             decrease[c] += gain
             own_scores[c, r] += t * K_jj[c]
+            moved = max(moved, abs(t))
 
 
 def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weight):
@@ -141,7 +171,14 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
     margins = 1.0 + F - F[np.arange(n), label][:, None]
     count = columns.shape[0]
     coef, decrease = np.zeros((count, k)), np.zeros(count)
-    _smsvm_gains(margins, np.ascontiguousarray(margins.T), np.ascontiguousarray(label, dtype=np.int64), np.ascontiguousarray(columns, dtype=np.float64),
+    margins_t = np.ascontiguousarray(margins.T)
+    label = np.ascontiguousarray(label, dtype=np.int64)
+    members = np.argsort(label, kind="stable")
+    member_starts = np.searchsorted(label[members], np.arange(k + 1))
+    # decreasing margins: class r's points, and each point's classes
+    order_t, row_order = np.argsort(-margins_t, axis=1), np.argsort(-margins, axis=1)
+    _smsvm_gains(margins, margins_t, order_t, row_order, members, member_starts, label,
+                 np.ascontiguousarray(columns, dtype=np.float64),
                  np.ascontiguousarray(K_jj, dtype=np.float64), np.array(own_scores, dtype=np.float64),
                  lam * np.diag(R_inv), float(lam), np.ascontiguousarray(R_inv, dtype=np.float64), float(weight),
                  coef, decrease)
