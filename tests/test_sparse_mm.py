@@ -707,21 +707,24 @@ def test_smsvm_active_pair_products_equal_the_dense_products(k, n, d, shift, see
     """SMSVM's joint Newton step works on the active pairs only (:class:`_ActivePairs`): Tᵀ and the
     Hessian's loss part from the listed pairs equal the dense n × k products through
     MarginOperator.forward/adjoint — with points that have no active pair, all pairs active
-    (``shift`` high), none (low), and k = 1 (no pair at all)."""
+    (``shift`` high), none (low), and k = 1 (no pair at all). The dense products use the generic T
+    and Tᵀ, not the SMSVM-specialised dense product of the Newton step: that one is checked the same."""
     from mlsvm.solvers.sparse_mm_greedy import _ActivePairs, _hessian_product
     rng = np.random.default_rng(seed)
     ops = form.MarginOperator("smsvm", np.eye(k)[rng.integers(k, size=n)])
     Z = np.asfortranarray(rng.standard_normal((n, d)))     # the greedy run's feature buffer is Fortran-ordered
     margin = 1.0 + ops.forward(Z @ rng.standard_normal((d, k))) + shift
     active = ops.mask & (margin > 0)
-    pairs = _ActivePairs(ops, margin, Z)
+    pairs = _ActivePairs(active, ops.label, Z)
     assert pairs.classes.size == active.sum()
     V = rng.standard_normal((n, k)) * active
     np.testing.assert_allclose(pairs.adjoint(V[pairs.points, pairs.classes]), Z.T @ ops.adjoint(V),
                                rtol=1e-12, atol=1e-12)
     D, lam = rng.standard_normal((d, k)), 0.3
-    dense = _hessian_product(Z, ops, 2 * ops.weight * active, lam, np.eye(k), D)
+    dense = lam * D + Z.T @ ops.adjoint(2 * ops.weight * active * ops.forward(Z @ D))
     np.testing.assert_allclose(lam * D + pairs.product(D, 2 * ops.weight), dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_hessian_product(Z, ops, 2 * ops.weight * active, lam, np.eye(k), D), dense,
+                               rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("size", [3, 301])   # explicit block inverses / per-class triangular solves
@@ -731,7 +734,7 @@ def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, si
     that inverts the generalized Hessian exactly on D = v1ᵀ (where the Hessian is λ·I: the loss is
     blind to a shift shared by all classes); and the CG direction it gives = the dense solve of the
     explicit Hessian."""
-    from mlsvm.solvers.sparse_mm_greedy import (_ClassHessians, _curvature, _hessian_product,
+    from mlsvm.solvers.sparse_mm_greedy import (_ActivePairs, _ClassHessians, _curvature, _hessian_product,
                                                 _joint_direction, _preconditioner)
     rng = np.random.default_rng(seed)
     n, k, lam = size + 20, 4, 0.3
@@ -756,6 +759,9 @@ def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, si
     assert np.linalg.eigvalsh(P).min() > 0
     gradient = rng.normal(size=(size, k))
     D = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12)
+    np.testing.assert_allclose(D.ravel(), np.linalg.solve(H, -gradient.ravel()), rtol=1e-8, atol=1e-10)
+    pairs = _ActivePairs(active > 0, ops.label, Z)     # the products on the listed active pairs
+    D = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12, pairs=pairs)
     np.testing.assert_allclose(D.ravel(), np.linalg.solve(H, -gradient.ravel()), rtol=1e-8, atol=1e-10)
 
 

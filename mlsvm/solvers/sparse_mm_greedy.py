@@ -218,24 +218,45 @@ class _ClassHessians:
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
-    """The generalized Hessian times D, dense in the n × k pairs; ``omega_active`` is 2c on the
-    active pairs, 0 elsewhere (SMSVM's joint steps use :meth:`_ActivePairs.product` instead)."""
-    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * ops.forward(Z @ D))
+    """The generalized Hessian times D through the dense n × k products; ``omega_active`` is 2c on the
+    active pairs, 0 elsewhere (SMSVM: also 0 at r = y_i, so ``Tᵀ`` reduces to one scatter into the true
+    class)."""
+    change = Z @ D
+    if ops.model == "smsvm":
+        rows = np.arange(change.shape[0])
+        weighted = omega_active * (change - change[rows, ops.label][:, None])
+        weighted[rows, ops.label] -= weighted.sum(axis=1)
+        return lam * D @ R_inv + Z.T @ weighted
+    return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * ops.forward(change))
+
+
+#: SMSVM's Newton steps take T and Tᵀ on the listed active pairs when the pairs and one own-class
+#: entry per point are fewer than this fraction of the n × k entries, and dense products otherwise:
+#: a pair costs a dot product of length |J|, which runs at about a third of BLAS's rate per entry
+#: (``benchmarks/bench_smsvm_pair_products.py``)
+PAIRS_BELOW = 0.25
 
 
 class _ActivePairs:
     """SMSVM's active pairs (i, c) — c ≠ y_i with margin ``1 + F_ic − F_iy_i > 0`` — listed by point,
-    with the features Z in rows: T and Tᵀ on these pairs only. A point has few of its k − 1 pairs
-    active, so a Hessian product costs O(|J|·#pairs) instead of two n × |J| × k products."""
+    with the features Z in rows: T and Tᵀ on these pairs only, O(|J|) per pair instead of two
+    n × |J| × k products per Hessian product (many classes, few of them active per point)."""
 
-    def __init__(self, ops, margin, Z):
-        points, classes = np.nonzero(ops.mask & (margin > 0))
-        self.classes = classes.astype(np.int64)
-        self.starts = np.searchsorted(points, np.arange(margin.shape[0] + 1)).astype(np.int64)
-        self.points = points
-        self.label = ops.label.astype(np.int64)
+    def __init__(self, active, label, Z):
+        points, classes = np.nonzero(active)
+        self.points, self.classes = points, classes.astype(np.int64)
+        self.starts = np.searchsorted(points, np.arange(active.shape[0] + 1)).astype(np.int64)
+        self.label = label.astype(np.int64)
         self.Z = np.ascontiguousarray(Z)
-        self.k = margin.shape[1]
+        self.k = active.shape[1]
+
+    @classmethod
+    def listed(cls, ops, margin, Z):
+        """The pairs of the margins ``1 + T(F)`` when listing them pays (:data:`PAIRS_BELOW`), else None."""
+        active = ops.mask & (margin > 0)
+        if np.count_nonzero(active) + active.shape[0] >= PAIRS_BELOW * active.size:
+            return None
+        return cls(active, ops.label, Z)
 
     def adjoint(self, values):
         """``Zᵀ Tᵀ(V)`` (d × k) for V equal to ``values`` on the pairs, 0 elsewhere."""
@@ -255,15 +276,14 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
     """Newton direction on all classes: SciPy's CG on the generalized Hessian (a ``LinearOperator``
     on the flattened d × k direction), preconditioned by :func:`_preconditioner`, to relative residual
     ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
-    search keeps the decrease). ``margin`` = 1 + T(F) and, for SMSVM, its ``pairs``
-    (:class:`_ActivePairs`) when known."""
+    search keeps the decrease). ``margin`` = 1 + T(F) when known; SMSVM's products on its listed
+    active ``pairs`` (:class:`_ActivePairs`) when given."""
     if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
         return hessians.solve(np.arange(F.shape[1]), -gradient.T).T
     shape = gradient.shape
     margin = 1.0 + ops.forward(F) if margin is None else margin
-    if ops.model == "smsvm":
-        pairs = _ActivePairs(ops, margin, Z) if pairs is None else pairs
+    if pairs is not None:
         product = lambda D: lam * D @ R_inv + pairs.product(D, 2 * ops.weight)
     else:
         active = 2 * ops.weight * (ops.mask & (margin > 0))
@@ -509,11 +529,11 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         # gradient, the curvature and the line search all read them
         margin = 1.0 + ops.forward(F)
         xi = np.where(ops.mask, np.maximum(0.0, margin), 0.0)
-        if ops.model == "smsvm":   # ξ > 0 on the active pairs only
-            pairs = _ActivePairs(ops, margin, Z)
+        pairs = _ActivePairs.listed(ops, margin, Z) if ops.model == "smsvm" else None
+        if pairs is not None:   # ξ > 0 on the active pairs only
             coupling = pairs.adjoint(2 * ops.weight * xi[pairs.points, pairs.classes])
         else:
-            pairs, coupling = None, Z.T @ ops.adjoint(2 * ops.weight * xi)
+            coupling = Z.T @ ops.adjoint(2 * ops.weight * xi)
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history)
         if on_iterate is not None:
             on_iterate(C, F)
