@@ -41,7 +41,10 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   the scaled stationarity residual of :func:`mlsvm.formulations.sparse_mm.kkt_residuals` ≤ tol (the
   gap is quadratic in the gradient: alone it let fits end with stationarity residuals of 1e-2 to
   3.6e-2 on yeast, issue 19); inner solves while J grows use ``max(tol, 1e-6)``. ``max_iter``
-  bounds the Newton steps of the whole run. Greedy: ``|J| = d_max``, or the relative decrease of e_J after an
+  bounds the Newton steps of the whole run. SM3L's separable loop stops as stalled (a
+  ``ConvergenceWarning`` that says so, converged=False) when its labels, each at the exact
+  minimiser of its problem on its active set, settle twice without halving the stop value: a
+  round-off floor. Greedy: ``|J| = d_max``, or the relative decrease of e_J after an
   addition below ``min_rel_decrease`` (1e-3 in the paper), or no candidate decreases e_J.
 """
 
@@ -59,7 +62,7 @@ from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_pi
 from mlsvm.solvers.sparse_mm_compiled import (border_factors, factorize_classes, rank_updates, sm3l_line_steps,
                                               sm3l_take_steps, smsvm_candidate_gains, smsvm_pair_adjoint,
                                               smsvm_pair_differences, solve_classes)
-from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
 
@@ -414,7 +417,7 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
     Z_t = Z.T
     w2 = 2 * ops.weight
     scale = lam * np.diag(R_inv)
-    stop_value = np.inf
+    stop_value, settled = np.inf, np.inf
     moving = np.arange(C.shape[1])                           # the labels not yet at their minimiser
     for iteration in range(max_iter + 1):
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, None, coupling_t.T, factor, history,
@@ -425,7 +428,20 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
             return C, F_t.T, iteration, stop_value, True
         if iteration == max_iter:
             break
-        if moving.size == 0:   # every label at its minimiser, the stop value above tol by round-off
+        if moving.size == 0:
+            # Every label at the exact minimiser of its problem on its active set: the stop value is
+            # above tol by round-off. The labels step again from a state computed afresh from C (the
+            # carried scores and sums gather round-off); when they settle again without halving the
+            # stop value, round-off is all that is left: a stall, which more steps would not mend.
+            if stop_value > 0.5 * settled:
+                if history is not None:
+                    history["stalled"] = iteration
+                return C, F_t.T, iteration, stop_value, False
+            settled = stop_value
+            scores.start(ops, Z @ C, Z)
+            hessians.refresh(Z, (2 * ops.weight * (scores.margin_t > 0)).T)
+            F_t, margin_t, coupling_t = scores.F_t, scores.margin_t, scores.coupling_t
+            xi_sums, xi_squares = scores.xi_sums, scores.xi_squares
             moving = np.arange(C.shape[1])
         gradient_t = coupling_t[moving] + scale[moving, None] * C[:, moving].T
         D_t = hessians.solve(moving, -gradient_t)            # the Newton directions, one row per moving label
@@ -757,8 +773,9 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         total[0] += iters
         for key in ("primal", "dual", "stop_value", "relative_gap"):
             history[key].extend(newton_history[key])
-        if "joint_from_sweep" in newton_history:
-            history["joint_from_sweep"] = newton_history["joint_from_sweep"]
+        for key in ("joint_from_sweep", "stalled"):
+            if key in newton_history:
+                history[key] = newton_history[key]
         return C, F, stop_value, converged
 
     total = [0]
@@ -779,8 +796,8 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         selecting = basis is None and len(chosen) < d_max
         C, F, stop_value, converged = solve_on_basis(C, F, inner_tol if selecting else tol)
         path.append(history["primal"][-1])
-        if not converged:  # max_iter bounds the whole run: the budget is spent
-            stop_rule = "max_iter"
+        if not converged:  # max_iter bounds the whole run: the budget is spent; or the Newton loop stalled
+            stop_rule = "stalled" if "stalled" in history else "max_iter"
             break
         if not selecting:
             stop_rule = "fixed basis" if basis is not None else "d_max"
@@ -809,7 +826,9 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         C, F, stop_value, converged = solve_on_basis(C, F, tol)
         path[-1] = history["primal"][-1]
     rule = f"{STOP_RULE} (basis: {stop_rule})"
-    if not converged:
+    if not converged and "stalled" in history:
+        warn_stalled("greedy_sparse Newton", rule, stop_value, np.nan, tol)
+    elif not converged:
         warn_not_converged("greedy_sparse Newton", rule, stop_value, tol, max_iter)
     A = solve_triangular(factor().T, C, lower=False)
     mu = 2 * ops.weight * ops.slack(F)
