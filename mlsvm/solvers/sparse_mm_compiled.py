@@ -52,7 +52,7 @@ def _smsvm_take(u, e, mode, reach, sums, listed_u, listed_e, count):
 
 
 @compiled
-def _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_starts, label, column, coef, r, mode,
+def _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r, mode,
                        reach, theta, sums, listed_u, listed_e):
     """The terms that change when class r's score moves by ``t·column`` (the classes before r moved by
     ``coef[:r]``; ``coef[r:]`` = 0), each passed to :func:`_smsvm_take`: computed where they are read,
@@ -60,20 +60,20 @@ def _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_s
 
     A term's margin is ``M + column_i·coef_q`` for a current margin M, so when every
     ``|column_i·coef_q| + |column_i|·bound`` is below ``theta``, a term with ``M ≤ −theta`` is inactive at
-    0 and stays so on the whole search: the terms are visited in decreasing order of M
-    (``order_t[r]``: the points by their margin in class r; ``row_order[i]``: point i's classes by
-    margin) and each list is left at its first ``M ≤ −theta`` (``theta = inf``: every term)."""
+    0 and stays so on the whole search: the terms are visited in decreasing order of M and each list
+    is left at its first ``M ≤ −theta`` (``theta = inf``: every term). Class r's points in that order
+    are ``order_t[r]``, their margins in class r ``margins_t[r]`` and their classes ``label_t[r]`` (read
+    in sequence); point i's classes in that order are ``row_order[i]``."""
     n, k = margins.shape
     count = 0
-    order = order_t[r]
     for q in range(n):        # (i, r), y_i ≠ r: 1 + S_ir − S_iy_i
-        i = order[q]
-        if margins_t[r, i] <= -theta:
+        margin = margins_t[r, q]
+        if margin <= -theta:
             break
-        if label[i] != r:
-            value = column[i]
-            count = _smsvm_take(margins_t[r, i] - value * coef[label[i]], value, mode, reach, sums, listed_u,
-                                listed_e, count)
+        y = label_t[r, q]
+        if y != r:
+            value = column[order_t[r, q]]
+            count = _smsvm_take(margin - value * coef[y], value, mode, reach, sums, listed_u, listed_e, count)
     for q in range(member_starts[r], member_starts[r + 1]):   # (i, p), y_i = r, p ≠ r: 1 + S_ip − S_ir
         i = members[q]
         value = column[i]
@@ -93,11 +93,10 @@ _THETA_WIDENING = 1.0 + 1e-6
 
 
 @compiled
-def _smsvm_gains(margins, margins_t, order_t, row_order, members, member_starts, label, columns, K_jj, own_scores,
+def _smsvm_gains(margins, margins_t, order_t, label_t, row_order, members, member_starts, columns, K_jj, own_scores,
                  curvature, lam, R_inv, weight, coef, decrease):
     """The loop of :func:`smsvm_candidate_gains` (``own_scores`` updated, ``coef`` and ``decrease``
-    written); ``margins_t`` is the transpose of ``margins`` (k × n, C order), with the orders and class
-    members that :func:`_smsvm_class_terms` reads.
+    written), with the margins, orders and class members that :func:`_smsvm_class_terms` reads.
 
     Each problem is :func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on its terms, in two passes
     over the terms that can matter: the sums of the active ones at 0 give the side and the bound of
@@ -116,8 +115,8 @@ def _smsvm_gains(margins, margins_t, order_t, row_order, members, member_starts,
         for r in range(k):
             sums[:] = 0.0
             theta = column_max * moved * _THETA_WIDENING
-            _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_starts, label, column, coef[c],
-                               r, _SUMS, 0.0, theta, sums, terms_u, terms_e)
+            _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column,
+                               coef[c], r, _SUMS, 0.0, theta, sums, terms_u, terms_e)
             b = 0.0
             for q in range(k):        # λ (F_j R⁻¹)_r at the candidate's own row as it moves
                 b += own_scores[c, q] * R_inv[r, q]
@@ -129,13 +128,13 @@ def _smsvm_gains(margins, margins_t, order_t, row_order, members, member_starts,
                 theta = column_max * (moved + bound) * _THETA_WIDENING
                 if not theta < np.inf:    # an infinite (or nan) bound: every term
                     theta = np.inf
-                count = _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_starts, label,
+                count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts,
                                            column, coef[c], r, _CROSSING, sigma * bound, theta, sums, terms_u, terms_e)
                 s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, bound, eu, ee, weight,
                                  listed_u, listed_e, breaks)
                 if s >= bound and bound < np.inf:   # round-off: every term that can change state listed
-                    count = _smsvm_class_terms(margins, margins_t, order_t, row_order, members, member_starts,
-                                               label, column, coef[c], r, _ALL, 0.0, np.inf, sums, terms_u, terms_e)
+                    count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts,
+                                               column, coef[c], r, _ALL, 0.0, np.inf, sums, terms_u, terms_e)
                     s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, np.inf, eu, ee, weight,
                                      listed_u, listed_e, breaks)
                 t = sigma * s
@@ -171,13 +170,16 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
     margins = 1.0 + F - F[np.arange(n), label][:, None]
     count = columns.shape[0]
     coef, decrease = np.zeros((count, k)), np.zeros(count)
-    margins_t = np.ascontiguousarray(margins.T)
     label = np.ascontiguousarray(label, dtype=np.int64)
     members = np.argsort(label, kind="stable")
     member_starts = np.searchsorted(label[members], np.arange(k + 1))
-    # decreasing margins: class r's points, and each point's classes
-    order_t, row_order = np.argsort(-margins_t, axis=1), np.argsort(-margins, axis=1)
-    _smsvm_gains(margins, margins_t, order_t, row_order, members, member_starts, label,
+    # each class's points in decreasing margin, with their margins and classes in that order; each
+    # point's classes in decreasing margin
+    margins_t = np.ascontiguousarray(margins.T)
+    order_t = np.argsort(-margins_t, axis=1)
+    margins_t, label_t = np.take_along_axis(margins_t, order_t, axis=1), label[order_t]
+    row_order = np.argsort(-margins, axis=1)
+    _smsvm_gains(margins, margins_t, order_t, label_t, row_order, members, member_starts,
                  np.ascontiguousarray(columns, dtype=np.float64),
                  np.ascontiguousarray(K_jj, dtype=np.float64), np.array(own_scores, dtype=np.float64),
                  lam * np.diag(R_inv), float(lam), np.ascontiguousarray(R_inv, dtype=np.float64), float(weight),
