@@ -87,21 +87,41 @@ def _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members,
     return count
 
 
+@compiled
+def _smsvm_write_terms(margins, margins_t, label, column, coef, r, terms_u, terms_e):
+    """Every term of class r's problem (those of :func:`_smsvm_class_terms`) written to ``terms_u``,
+    ``terms_e`` point by point, ``margins_t`` the plain transpose of ``margins``; returns their count."""
+    n, k = margins.shape
+    m = 0
+    for i in range(n):
+        value = column[i]
+        if label[i] != r:     # (i, r): 1 + S_ir − S_iy_i
+            terms_u[m], terms_e[m] = margins_t[r, i] - value * coef[label[i]], value
+            m += 1
+        else:                 # (i, p), p ≠ r: 1 + S_ip − S_ir
+            for p in range(k):
+                if p != r:
+                    terms_u[m], terms_e[m] = margins[i, p] + value * coef[p], -value
+                    m += 1
+    return m
+
+
 #: the widening of the pruning threshold of :func:`_smsvm_class_terms` against the rounding of
 #: ``M + column_i·coef_q`` (two operations, each within 1.2e-16 relative)
 _THETA_WIDENING = 1.0 + 1e-6
 
 
 @compiled
-def _smsvm_gains(margins, margins_t, order_t, label_t, row_order, members, member_starts, columns, K_jj, own_scores,
-                 curvature, lam, R_inv, weight, coef, decrease):
+def _smsvm_gains(margins, margins_t, label, order_t, label_t, row_order, members, member_starts, columns, K_jj,
+                 own_scores, curvature, lam, R_inv, weight, prune, coef, decrease):
     """The loop of :func:`smsvm_candidate_gains` (``own_scores`` updated, ``coef`` and ``decrease``
-    written), with the margins, orders and class members that :func:`_smsvm_class_terms` reads.
+    written), with the margins, orders and class members that :func:`_smsvm_class_terms` reads (with
+    ``prune``; without, ``margins_t`` is the plain transpose of ``margins``).
 
-    Each problem is :func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on its terms, in two passes
-    over the terms that can matter: the sums of the active ones at 0 give the side and the bound of
-    the step (:func:`_search_side`), then the terms that change state within the bound are listed and
-    swept (:func:`_sweep`)."""
+    Each problem is :func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on its terms. With
+    ``prune``, in two passes over the terms that can matter: the sums of the active ones at 0 give the
+    side and the bound of the step (:func:`_search_side`), then the terms that change state within the
+    bound are listed and swept (:func:`_sweep`). Without, every term is written once and searched."""
     n, k = margins.shape
     size = n * max(k - 1, 1)
     ones, everything = np.ones(size), np.arange(size)
@@ -113,35 +133,56 @@ def _smsvm_gains(margins, margins_t, order_t, label_t, row_order, members, membe
         column_max = np.max(np.abs(column)) if n else 0.0
         moved = 0.0           # max |coef[c, q]| over the classes moved so far
         for r in range(k):
-            sums[:] = 0.0
-            theta = column_max * moved * _THETA_WIDENING
-            _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column,
-                               coef[c], r, _SUMS, 0.0, theta, sums, terms_u, terms_e)
             b = 0.0
             for q in range(k):        # λ (F_j R⁻¹)_r at the candidate's own row as it moves
                 b += own_scores[c, q] * R_inv[r, q]
             a, b = curvature[r] * K_jj[c], lam * b
-            eu, ee, rising = sums[0], sums[1], sums[2]
-            slope0, sigma, bound = _search_side(a, b, weight, eu, ee, rising)
-            t, gain = 0.0, 0.0
-            if slope0 != 0.0:
-                theta = column_max * (moved + bound) * _THETA_WIDENING
-                if not theta < np.inf:    # an infinite (or nan) bound: every term
-                    theta = np.inf
-                count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts,
-                                           column, coef[c], r, _CROSSING, sigma * bound, theta, sums, terms_u, terms_e)
-                s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, bound, eu, ee, weight,
-                                 listed_u, listed_e, breaks)
-                if s >= bound and bound < np.inf:   # round-off: every term that can change state listed
-                    count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts,
-                                               column, coef[c], r, _ALL, 0.0, np.inf, sums, terms_u, terms_e)
-                    s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, np.inf, eu, ee, weight,
-                                     listed_u, listed_e, breaks)
-                t = sigma * s
+            if not prune:
+                count = _smsvm_write_terms(margins, margins_t, label, column, coef[c], r, terms_u, terms_e)
+                eu, ee, rising = _active_sums(terms_u[:count], terms_e[:count], ones[:count])
+                t, gain = _exact_minimiser(a, b, terms_u[:count], terms_e[:count], ones[:count], weight, eu, ee, rising,
+                                           everything, listed_u, listed_e, breaks)
+            else:
+                t, gain = _pruned_minimiser(margins, margins_t, order_t, label_t, row_order, members, member_starts,
+                                            column, coef[c], r, a, b, weight, column_max * _THETA_WIDENING, moved,
+                                            sums, terms_u, terms_e, ones, everything, listed_u, listed_e, breaks)
             coef[c, r] = t
             decrease[c] += gain
             own_scores[c, r] += t * K_jj[c]
             moved = max(moved, abs(t))
+
+
+@compiled
+def _pruned_minimiser(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r, a, b,
+                      weight, reach_scale, moved, sums, terms_u, terms_e, ones, everything, listed_u, listed_e, breaks):
+    """:func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on class r's terms in two pruned passes
+    (:func:`_smsvm_class_terms`; ``reach_scale`` = max |column|, widened): ``(t, decrease)``."""
+    sums[:] = 0.0
+    _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r,
+                       _SUMS, 0.0, reach_scale * moved, sums, terms_u, terms_e)
+    eu, ee, rising = sums[0], sums[1], sums[2]
+    slope0, sigma, bound = _search_side(a, b, weight, eu, ee, rising)
+    if slope0 == 0.0:
+        return 0.0, 0.0
+    theta = reach_scale * (moved + bound)
+    if not theta < np.inf:    # an infinite (or nan) bound: every term
+        theta = np.inf
+    count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r,
+                               _CROSSING, sigma * bound, theta, sums, terms_u, terms_e)
+    s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, bound, eu, ee, weight, listed_u, listed_e,
+                     breaks)
+    if s >= bound and bound < np.inf:   # round-off: every term that can change state listed
+        count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column,
+                                   coef, r, _ALL, 0.0, np.inf, sums, terms_u, terms_e)
+        s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, np.inf, eu, ee, weight, listed_u,
+                         listed_e, breaks)
+    return sigma * s, gain
+
+
+#: from this many classes on, SMSVM's candidate scoring reads each class's terms in decreasing margin in
+#: two passes left at the reach of the step (:func:`_pruned_minimiser`); below, it writes every term once:
+#: with few classes the orders and the second pass cost more than they skip (docs/sparse_mm.md)
+PRUNE_FROM = 32
 
 
 def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weight):
@@ -173,16 +214,17 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
     label = np.ascontiguousarray(label, dtype=np.int64)
     members = np.argsort(label, kind="stable")
     member_starts = np.searchsorted(label[members], np.arange(k + 1))
-    # each class's points in decreasing margin, with their margins and classes in that order; each
-    # point's classes in decreasing margin
     margins_t = np.ascontiguousarray(margins.T)
-    order_t = np.argsort(-margins_t, axis=1)
-    margins_t, label_t = np.take_along_axis(margins_t, order_t, axis=1), label[order_t]
-    row_order = np.argsort(-margins, axis=1)
-    _smsvm_gains(margins, margins_t, order_t, label_t, row_order, members, member_starts,
+    prune = k >= PRUNE_FROM
+    order_t = label_t = row_order = np.zeros((0, 0), dtype=np.int64)
+    if prune:   # each class's points in decreasing margin, with their margins and classes in that order;
+        order_t = np.argsort(-margins_t, axis=1)      # each point's classes in decreasing margin
+        margins_t, label_t = np.take_along_axis(margins_t, order_t, axis=1), label[order_t]
+        row_order = np.argsort(-margins, axis=1)
+    _smsvm_gains(margins, margins_t, label, order_t, label_t, row_order, members, member_starts,
                  np.ascontiguousarray(columns, dtype=np.float64),
                  np.ascontiguousarray(K_jj, dtype=np.float64), np.array(own_scores, dtype=np.float64),
-                 lam * np.diag(R_inv), float(lam), np.ascontiguousarray(R_inv, dtype=np.float64), float(weight),
+                 lam * np.diag(R_inv), float(lam), np.ascontiguousarray(R_inv, dtype=np.float64), float(weight), prune,
                  coef, decrease)
     return decrease, coef
 
