@@ -268,14 +268,8 @@ def smsvm_pair_adjoint(Z, starts, classes, label, values, out_t):
 
     Parameters
     ----------
-    Z : array of shape (n, d), C-ordered
-        The features.
-    starts : array of int, shape (n + 1,)
-        Where each point's pairs start in ``classes``.
-    classes : array of int
-        The pairs' classes c, grouped by point.
-    label : array of int, shape (n,)
-        The true classes y_i.
+    Z, starts, classes, label : arrays
+        The features and the listed pairs, as in :func:`smsvm_pair_differences`.
     values : array of shape (len(classes),)
         V on the pairs.
     out_t : array of shape (k, d), C-ordered
