@@ -43,3 +43,16 @@ def test_no_cache_folder_compiles_in_memory(monkeypatch):
     fast = compiled(_clipped_sum)
     assert calls == [True, False]
     assert fast(np.array([2.0, 0.25]), 1.0) == 1.25
+
+
+def test_dot_is_the_inner_product_to_round_off():
+    """The one compiled function whose sum may be reordered: equal to numpy's (BLAS) inner product to a
+    few units of round-off, on lengths that fill no SIMD lane, part of one, and many."""
+    from mlsvm.solvers.compiled import dot
+
+    rng = np.random.default_rng(0)
+    for size in (0, 1, 3, 8, 13, 100, 1001):
+        a, b = rng.normal(size=size), rng.normal(size=size)
+        exact = float(np.dot(a, b))
+        bound = 1e-15 * size * float(np.abs(a) @ np.abs(b))   # the a-priori error bound of any order
+        assert abs(dot(a, b) - exact) <= 2 * bound

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mlsvm.formulations import sparse_mm as form
 from mlsvm.solvers.piecewise_quadratic import minimize_piecewise_quadratic, minimize_with_decrease, sorted_root
+from mlsvm.solvers import sparse_mm_compiled
 from mlsvm.solvers.sparse_mm_compiled import smsvm_candidate_gains
 from mlsvm.verification.tolerances import tolerance
 
@@ -56,11 +57,13 @@ def test_compiled_minimiser_matches_sorted_breakpoints(count, m, data, weight, m
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(2, 5), st.integers(1, 30), st.integers(1, 6), st.booleans(), st.integers(0, 10_000))
-def test_compiled_smsvm_scoring_matches_the_terms_written_out(k, n, count, integer_data, seed):
-    """SMSVM's compiled candidate scoring (terms written inside the loop) against the terms of
-    MarginOperator.candidate_terms (numpy) solved by the sorted-breakpoint reference, class by class
-    with the candidate's earlier classes moved: the same coefficients, and decreases φ(0) − φ(t)."""
+@given(st.integers(2, 5), st.integers(1, 30), st.integers(1, 6), st.booleans(), st.booleans(), st.integers(0, 10_000))
+def test_compiled_smsvm_scoring_matches_the_terms_written_out(k, n, count, integer_data, prune, seed):
+    """SMSVM's compiled candidate scoring (terms computed inside the loop; ``prune``: in two passes over
+    lists in decreasing margin left at the step's reach, the route of many classes, here forced)
+    against the terms of MarginOperator.candidate_terms (numpy) solved by the sorted-breakpoint
+    reference, class by class with the candidate's earlier classes moved: the same coefficients, and
+    decreases φ(0) − φ(t)."""
     rng = np.random.default_rng(seed)
     label = rng.integers(k, size=n)
     ops = form.MarginOperator("smsvm", np.eye(k)[label])
@@ -71,7 +74,9 @@ def test_compiled_smsvm_scoring_matches_the_terms_written_out(k, n, count, integ
     if integer_data:
         F, columns, own = np.round(F), np.round(columns), np.round(own)
     lam = 0.7
-    decrease, coef = smsvm_candidate_gains(F, ops.label, columns, K_jj, own, lam, np.eye(k), ops.weight)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sparse_mm_compiled, "PRUNE_FROM", 0 if prune else k + 1)
+        decrease, coef = smsvm_candidate_gains(F, ops.label, columns, K_jj, own, lam, np.eye(k), ops.weight)
     expected = np.zeros((count, k))
     for r in range(k):
         u, e = ops.candidate_terms(F, r, columns, expected)

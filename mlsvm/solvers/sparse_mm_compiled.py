@@ -6,6 +6,9 @@
 * :func:`sm3l_line_steps` and :func:`sm3l_take_steps`: the per-label line searches and the update
   after the steps of the separable SM3L Newton loop (``sparse_mm_greedy._newton_separable``), on the
   rows of the labels still moving, read in place (no gathered copies of the k × n arrays).
+* :func:`smsvm_pair_differences` and :func:`smsvm_pair_adjoint`: SMSVM's margin map T and its adjoint
+  restricted to the active pairs, in the features Z (the generalized Hessian's products of the
+  joint Newton step, and its gradient, without the two dense n × |J| × k products).
 * :func:`factorize_classes`, :func:`solve_classes`, :func:`rank_updates` and :func:`border_factors`:
   the per-class Hessians of the Newton steps (``sparse_mm_greedy._ClassHessians``), one LAPACK or
   BLAS call per class inside one compiled loop (:mod:`mlsvm.solvers.compiled_lapack`: the matrices
@@ -16,47 +19,170 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.compiled import compiled, dot
 from mlsvm.solvers.compiled_lapack import potrf_lower, potrs_lower, syrk_lower, trsv_lower
-from mlsvm.solvers.piecewise_quadratic import _active_sums, _exact_minimiser
+from mlsvm.solvers.piecewise_quadratic import _active_sums, _exact_minimiser, _search_side, _sweep
 
 __all__ = ["border_factors", "factorize_classes", "rank_updates", "sm3l_line_steps", "sm3l_take_steps",
-           "smsvm_candidate_gains", "solve_classes"]
+           "smsvm_candidate_gains", "smsvm_pair_adjoint", "smsvm_pair_differences", "solve_classes"]
+
+
+#: what :func:`_smsvm_class_terms` does with each term
+_SUMS, _CROSSING, _ALL = 0, 1, 2
 
 
 @compiled
-def _smsvm_gains(margins, label, columns, K_jj, own_scores, curvature, lam, R_inv, weight, coef, decrease):
-    """The loop of :func:`smsvm_candidate_gains` (``own_scores`` updated, ``coef`` and ``decrease``
-    written)."""
+def _smsvm_take(u, e, mode, reach, sums, listed_u, listed_e, count):
+    """One term ``max(0, u + t·e)²`` of a candidate's class problem: ``_SUMS`` adds it to ``sums`` (Σ e·u,
+    Σ e², Σ_{e > 0} e² over the terms active at 0, as :func:`_active_sums` sums them); ``_CROSSING``
+    lists it if it changes state on [0, reach] (the test of :func:`_sweep`); ``_ALL`` lists it. Returns
+    the new count of listed terms."""
+    if mode == _SUMS:
+        if u > 0.0:
+            sums[0] += e * u
+            square = e * e
+            sums[1] += square
+            if e > 0.0:
+                sums[2] += square
+        return count
+    if mode == _ALL or (e != 0.0 and (u > 0.0) != (u + e * reach > 0.0)):
+        listed_u[count], listed_e[count] = u, e
+        return count + 1
+    return count
+
+
+@compiled
+def _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r, mode,
+                       reach, theta, sums, listed_u, listed_e):
+    """The terms that change when class r's score moves by ``t·column`` (the classes before r moved by
+    ``coef[:r]``; ``coef[r:]`` = 0), each passed to :func:`_smsvm_take`: computed where they are read,
+    never stored whole. Returns the count of listed terms.
+
+    A term's margin is ``M + column_i·coef_q`` for a current margin M, so when every
+    ``|column_i·coef_q| + |column_i|·bound`` is below ``theta``, a term with ``M ≤ −theta`` is inactive at
+    0 and stays so on the whole search: the terms are visited in decreasing order of M and each list
+    is left at its first ``M ≤ −theta`` (``theta = inf``: every term). Class r's points in that order
+    are ``order_t[r]``, their margins in class r ``margins_t[r]`` and their classes ``label_t[r]`` (read
+    in sequence); point i's classes in that order are ``row_order[i]``."""
     n, k = margins.shape
-    count = columns.shape[0]
-    size = n * max(k - 1, 1)
-    u, e, ones, everything = np.empty(size), np.empty(size), np.ones(size), np.arange(size)
-    listed_u, listed_e, breaks = np.empty(size), np.empty(size), np.empty(size)
-    for c in range(count):
-        for r in range(k):
-            # the terms that change when class r's score moves by t·K[:, j] (the classes before r
-            # moved already: coef[c, :r]; coef[c, r:] = 0)
-            m = 0
-            for i in range(n):
-                column = columns[c, i]
-                if label[i] != r:     # (i, r): 1 + S_ir − S_iy_i
-                    u[m], e[m] = margins[i, r] - column * coef[c, label[i]], column
+    count = 0
+    for q in range(n):        # (i, r), y_i ≠ r: 1 + S_ir − S_iy_i
+        margin = margins_t[r, q]
+        if margin <= -theta:
+            break
+        y = label_t[r, q]
+        if y != r:
+            value = column[order_t[r, q]]
+            count = _smsvm_take(margin - value * coef[y], value, mode, reach, sums, listed_u, listed_e, count)
+    for q in range(member_starts[r], member_starts[r + 1]):   # (i, p), y_i = r, p ≠ r: 1 + S_ip − S_ir
+        i = members[q]
+        value = column[i]
+        for position in range(k):
+            p = row_order[i, position]
+            if margins[i, p] <= -theta:
+                break
+            if p != r:
+                count = _smsvm_take(margins[i, p] + value * coef[p], -value, mode, reach, sums, listed_u,
+                                    listed_e, count)
+    return count
+
+
+@compiled
+def _smsvm_write_terms(margins, margins_t, label, column, coef, r, terms_u, terms_e):
+    """Every term of class r's problem (those of :func:`_smsvm_class_terms`) written to ``terms_u``,
+    ``terms_e`` point by point, ``margins_t`` the plain transpose of ``margins``; returns their count."""
+    n, k = margins.shape
+    m = 0
+    for i in range(n):
+        value = column[i]
+        if label[i] != r:     # (i, r): 1 + S_ir − S_iy_i
+            terms_u[m], terms_e[m] = margins_t[r, i] - value * coef[label[i]], value
+            m += 1
+        else:                 # (i, p), p ≠ r: 1 + S_ip − S_ir
+            for p in range(k):
+                if p != r:
+                    terms_u[m], terms_e[m] = margins[i, p] + value * coef[p], -value
                     m += 1
-                else:                 # (i, p), p ≠ r: 1 + S_ip − S_ir
-                    for p in range(k):
-                        if p != r:
-                            u[m], e[m] = margins[i, p] + column * coef[c, p], -column
-                            m += 1
+    return m
+
+
+#: the widening of the pruning threshold of :func:`_smsvm_class_terms` against the rounding of
+#: ``M + column_i·coef_q`` (two operations, each within 1.2e-16 relative)
+_THETA_WIDENING = 1.0 + 1e-6
+
+
+@compiled
+def _smsvm_gains(margins, margins_t, label, order_t, label_t, row_order, members, member_starts, columns, K_jj,
+                 own_scores, curvature, lam, R_inv, weight, prune, coef, decrease):
+    """The loop of :func:`smsvm_candidate_gains` (``own_scores`` updated, ``coef`` and ``decrease``
+    written), with the margins, orders and class members that :func:`_smsvm_class_terms` reads (with
+    ``prune``; without, ``margins_t`` is the plain transpose of ``margins``).
+
+    Each problem is :func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on its terms. With
+    ``prune``, in two passes over the terms that can matter: the sums of the active ones at 0 give the
+    side and the bound of the step (:func:`_search_side`), then the terms that change state within the
+    bound are listed and swept (:func:`_sweep`). Without, every term is written once and searched."""
+    n, k = margins.shape
+    size = n * max(k - 1, 1)
+    ones, everything = np.ones(size), np.arange(size)
+    terms_u, terms_e = np.empty(size), np.empty(size)
+    listed_u, listed_e, breaks = np.empty(size), np.empty(size), np.empty(size)
+    sums = np.zeros(3)
+    for c in range(columns.shape[0]):
+        column = columns[c]
+        column_max = np.max(np.abs(column)) if n else 0.0
+        moved = 0.0           # max |coef[c, q]| over the classes moved so far
+        for r in range(k):
             b = 0.0
             for q in range(k):        # λ (F_j R⁻¹)_r at the candidate's own row as it moves
                 b += own_scores[c, q] * R_inv[r, q]
-            eu, ee, rising = _active_sums(u[:m], e[:m], ones[:m])
-            t, gain = _exact_minimiser(curvature[r] * K_jj[c], lam * b, u[:m], e[:m], ones[:m], weight, eu, ee,
-                                       rising, everything, listed_u, listed_e, breaks)
+            a, b = curvature[r] * K_jj[c], lam * b
+            if not prune:
+                count = _smsvm_write_terms(margins, margins_t, label, column, coef[c], r, terms_u, terms_e)
+                eu, ee, rising = _active_sums(terms_u[:count], terms_e[:count], ones[:count])
+                t, gain = _exact_minimiser(a, b, terms_u[:count], terms_e[:count], ones[:count], weight, eu, ee, rising,
+                                           everything, listed_u, listed_e, breaks)
+            else:
+                t, gain = _pruned_minimiser(margins, margins_t, order_t, label_t, row_order, members, member_starts,
+                                            column, coef[c], r, a, b, weight, column_max * _THETA_WIDENING, moved,
+                                            sums, terms_u, terms_e, ones, everything, listed_u, listed_e, breaks)
             coef[c, r] = t
             decrease[c] += gain
             own_scores[c, r] += t * K_jj[c]
+            moved = max(moved, abs(t))
+
+
+@compiled
+def _pruned_minimiser(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r, a, b,
+                      weight, reach_scale, moved, sums, terms_u, terms_e, ones, everything, listed_u, listed_e, breaks):
+    """:func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on class r's terms in two pruned passes
+    (:func:`_smsvm_class_terms`; ``reach_scale`` = max |column|, widened): ``(t, decrease)``."""
+    sums[:] = 0.0
+    _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r,
+                       _SUMS, 0.0, reach_scale * moved, sums, terms_u, terms_e)
+    eu, ee, rising = sums[0], sums[1], sums[2]
+    slope0, sigma, bound = _search_side(a, b, weight, eu, ee, rising)
+    if slope0 == 0.0:
+        return 0.0, 0.0
+    theta = reach_scale * (moved + bound)
+    if not theta < np.inf:    # an infinite (or nan) bound: every term
+        theta = np.inf
+    count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r,
+                               _CROSSING, sigma * bound, theta, sums, terms_u, terms_e)
+    s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, bound, eu, ee, weight, listed_u, listed_e,
+                     breaks)
+    if s >= bound and bound < np.inf:   # round-off: every term that can change state listed
+        count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column,
+                                   coef, r, _ALL, 0.0, np.inf, sums, terms_u, terms_e)
+        s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, np.inf, eu, ee, weight, listed_u,
+                         listed_e, breaks)
+    return sigma * s, gain
+
+
+#: from this many classes on, SMSVM's candidate scoring reads each class's terms in decreasing margin in
+#: two passes left at the reach of the step (:func:`_pruned_minimiser`); below, it writes every term once:
+#: with few classes the orders and the second pass cost more than they skip (docs/sparse_mm.md)
+PRUNE_FROM = 32
 
 
 def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weight):
@@ -85,11 +211,84 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
     margins = 1.0 + F - F[np.arange(n), label][:, None]
     count = columns.shape[0]
     coef, decrease = np.zeros((count, k)), np.zeros(count)
-    _smsvm_gains(margins, np.ascontiguousarray(label, dtype=np.int64), np.ascontiguousarray(columns, dtype=np.float64),
+    label = np.ascontiguousarray(label, dtype=np.int64)
+    members = np.argsort(label, kind="stable")
+    member_starts = np.searchsorted(label[members], np.arange(k + 1))
+    margins_t = np.ascontiguousarray(margins.T)
+    prune = k >= PRUNE_FROM
+    order_t = label_t = row_order = np.zeros((0, 0), dtype=np.int64)
+    if prune:   # each class's points in decreasing margin, with their margins and classes in that order;
+        order_t = np.argsort(-margins_t, axis=1)      # each point's classes in decreasing margin
+        margins_t, label_t = np.take_along_axis(margins_t, order_t, axis=1), label[order_t]
+        row_order = np.argsort(-margins, axis=1)
+    _smsvm_gains(margins, margins_t, label, order_t, label_t, row_order, members, member_starts,
+                 np.ascontiguousarray(columns, dtype=np.float64),
                  np.ascontiguousarray(K_jj, dtype=np.float64), np.array(own_scores, dtype=np.float64),
-                 lam * np.diag(R_inv), float(lam), np.ascontiguousarray(R_inv, dtype=np.float64), float(weight),
+                 lam * np.diag(R_inv), float(lam), np.ascontiguousarray(R_inv, dtype=np.float64), float(weight), prune,
                  coef, decrease)
     return decrease, coef
+
+
+# SMSVM's active pairs (i, c), c ≠ y_i, are listed by point: those of point i are
+# ``classes[starts[i]:starts[i + 1]]``; Z is C-ordered (n, d), its row i the features of point i.
+
+
+@compiled
+def smsvm_pair_differences(Z, D_t, starts, classes, label, values):
+    """``values[m]`` ← ``(Z D)_ic − (Z D)_iy_i`` for each listed pair m = (i, c): T(ZD) on the pairs,
+    one dot product of length d per pair.
+
+    Parameters
+    ----------
+    Z : array of shape (n, d), C-ordered
+        The features.
+    D_t : array of shape (k, d), C-ordered
+        The direction, transposed.
+    starts : array of int, shape (n + 1,)
+        Where each point's pairs start in ``classes``.
+    classes : array of int
+        The pairs' classes c, grouped by point.
+    label : array of int, shape (n,)
+        The true classes y_i.
+    values : array of shape (len(classes),)
+        Written.
+    """
+    for i in range(Z.shape[0]):
+        if starts[i] == starts[i + 1]:
+            continue
+        own = dot(Z[i], D_t[label[i]])
+        for m in range(starts[i], starts[i + 1]):
+            values[m] = dot(Z[i], D_t[classes[m]]) - own
+
+
+@compiled
+def smsvm_pair_adjoint(Z, starts, classes, label, values, out_t):
+    """``out_t`` ← ``(Zᵀ Tᵀ(V))ᵀ`` for V equal to ``values`` on the listed pairs and 0 elsewhere: each pair
+    (i, c) adds ``v·z_i`` to class c and subtracts it from y_i.
+
+    Parameters
+    ----------
+    Z, starts, classes, label : arrays
+        The features and the listed pairs, as in :func:`smsvm_pair_differences`.
+    values : array of shape (len(classes),)
+        V on the pairs.
+    out_t : array of shape (k, d), C-ordered
+        Written.
+    """
+    d = Z.shape[1]
+    out_t[:] = 0.0
+    for i in range(Z.shape[0]):
+        if starts[i] == starts[i + 1]:
+            continue
+        total = 0.0
+        for m in range(starts[i], starts[i + 1]):
+            value, row = values[m], out_t[classes[m]]
+            total += value
+            for q in range(d):
+                row[q] += value * Z[i, q]
+        row = out_t[label[i]]
+        for q in range(d):
+            row[q] -= total * Z[i, q]
 
 
 @compiled

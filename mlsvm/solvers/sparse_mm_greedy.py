@@ -41,7 +41,10 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   the scaled stationarity residual of :func:`mlsvm.formulations.sparse_mm.kkt_residuals` ≤ tol (the
   gap is quadratic in the gradient: alone it let fits end with stationarity residuals of 1e-2 to
   3.6e-2 on yeast, issue 19); inner solves while J grows use ``max(tol, 1e-6)``. ``max_iter``
-  bounds the Newton steps of the whole run. Greedy: ``|J| = d_max``, or the relative decrease of e_J after an
+  bounds the Newton steps of the whole run. SM3L's separable loop stops as stalled (a
+  ``ConvergenceWarning`` that says so, converged=False) when its labels, each at the exact
+  minimiser of its problem on its active set, settle twice without halving the stop value: a
+  round-off floor. Greedy: ``|J| = d_max``, or the relative decrease of e_J after an
   addition below ``min_rel_decrease`` (1e-3 in the paper), or no candidate decreases e_J.
 """
 
@@ -57,8 +60,9 @@ from mlsvm.formulations.sparse_mm import gram_source
 from mlsvm.solvers.piecewise_quadratic import (minimize_outer_terms, minimize_piecewise_quadratic,
                                                minimize_with_decrease)
 from mlsvm.solvers.sparse_mm_compiled import (border_factors, factorize_classes, rank_updates, sm3l_line_steps,
-                                              sm3l_take_steps, smsvm_candidate_gains, solve_classes)
-from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
+                                              sm3l_take_steps, smsvm_candidate_gains, smsvm_pair_adjoint,
+                                              smsvm_pair_differences, solve_classes)
+from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
 
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
 
@@ -217,8 +221,9 @@ class _ClassHessians:
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
-    """The generalized Hessian times D; ``omega_active`` is 2c on the active pairs, 0 elsewhere
-    (SMSVM: also 0 at r = y_i, so ``Tᵀ`` reduces to one scatter into the true class)."""
+    """The generalized Hessian times D through the dense n × k products; ``omega_active`` is 2c on the
+    active pairs, 0 elsewhere (SMSVM: also 0 at r = y_i, so ``Tᵀ`` reduces to one scatter into the true
+    class)."""
     change = Z @ D
     if ops.model == "smsvm":
         rows = np.arange(change.shape[0])
@@ -228,21 +233,67 @@ def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
     return lam * D @ R_inv + Z.T @ ops.adjoint(omega_active * ops.forward(change))
 
 
-def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500, margin=None):
+#: SMSVM's Newton steps take T and Tᵀ on the listed active pairs when the pairs and one own-class
+#: entry per point are fewer than this fraction of the n × k entries, and dense products otherwise:
+#: a pair costs a dot product of length |J|, which runs at about a third of BLAS's rate per entry
+#: (``benchmarks/bench_smsvm_pair_products.py``)
+PAIRS_BELOW = 0.25
+
+
+class _ActivePairs:
+    """SMSVM's active pairs (i, c) — c ≠ y_i with margin ``1 + F_ic − F_iy_i > 0`` — listed by point,
+    with the features Z in rows: T and Tᵀ on these pairs only, O(|J|) per pair instead of two
+    n × |J| × k products per Hessian product (many classes, few of them active per point)."""
+
+    def __init__(self, active, label, Z):
+        points, classes = np.nonzero(active)
+        self.points, self.classes = points, classes.astype(np.int64)
+        self.starts = np.searchsorted(points, np.arange(active.shape[0] + 1)).astype(np.int64)
+        self.label = label.astype(np.int64)
+        self.Z = np.ascontiguousarray(Z)
+        self.k = active.shape[1]
+
+    @classmethod
+    def listed(cls, ops, margin, Z):
+        """The pairs of the margins ``1 + T(F)`` when listing them pays (:data:`PAIRS_BELOW`), else None."""
+        active = ops.mask & (margin > 0)
+        if np.count_nonzero(active) + active.shape[0] >= PAIRS_BELOW * active.size:
+            return None
+        return cls(active, ops.label, Z)
+
+    def adjoint(self, values):
+        """``Zᵀ Tᵀ(V)`` (d × k) for V equal to ``values`` on the pairs, 0 elsewhere."""
+        out_t = np.empty((self.k, self.Z.shape[1]))
+        smsvm_pair_adjoint(self.Z, self.starts, self.classes, self.label, np.ascontiguousarray(values), out_t)
+        return out_t.T
+
+    def product(self, D, weight):
+        """``Zᵀ Tᵀ(weight · T(Z D))`` with T(Z D) on the pairs: the loss part of the generalized Hessian
+        times D (d × k) when ``weight`` = 2c."""
+        values = np.empty(self.classes.size)
+        smsvm_pair_differences(self.Z, np.ascontiguousarray(D.T), self.starts, self.classes, self.label, values)
+        return self.adjoint(weight * values)
+
+
+def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500, margin=None, pairs=None):
     """Newton direction on all classes: SciPy's CG on the generalized Hessian (a ``LinearOperator``
     on the flattened d × k direction), preconditioned by :func:`_preconditioner`, to relative residual
     ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
-    search keeps the decrease). ``margin`` = 1 + T(F) when known."""
+    search keeps the decrease). ``margin`` = 1 + T(F) when known; SMSVM's products on its listed
+    active ``pairs`` (:class:`_ActivePairs`) when given."""
     if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
         return hessians.solve(np.arange(F.shape[1]), -gradient.T).T
     shape = gradient.shape
     margin = 1.0 + ops.forward(F) if margin is None else margin
-    active = 2 * ops.weight * (ops.mask & (margin > 0))
+    if pairs is not None:
+        product = lambda D: lam * D @ R_inv + pairs.product(D, 2 * ops.weight)
+    else:
+        active = 2 * ops.weight * (ops.mask & (margin > 0))
+        product = lambda D: _hessian_product(Z, ops, active, lam, R_inv, D)
     precondition = _preconditioner(ops, hessians, lam)
     size = gradient.size
-    hessian = LinearOperator((size, size), dtype=np.float64,
-                             matvec=lambda v: _hessian_product(Z, ops, active, lam, R_inv, v.reshape(shape)).ravel())
+    hessian = LinearOperator((size, size), dtype=np.float64, matvec=lambda v: product(v.reshape(shape)).ravel())
     preconditioner = LinearOperator((size, size), dtype=np.float64,
                                     matvec=lambda v: precondition(v.reshape(shape)).ravel())
     # info > 0 (cg_max reached) still leaves a descent direction; the line search and the outer
@@ -366,7 +417,7 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
     Z_t = Z.T
     w2 = 2 * ops.weight
     scale = lam * np.diag(R_inv)
-    stop_value = np.inf
+    stop_value, settled = np.inf, np.inf
     moving = np.arange(C.shape[1])                           # the labels not yet at their minimiser
     for iteration in range(max_iter + 1):
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, None, coupling_t.T, factor, history,
@@ -377,7 +428,20 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
             return C, F_t.T, iteration, stop_value, True
         if iteration == max_iter:
             break
-        if moving.size == 0:   # every label at its minimiser, the stop value above tol by round-off
+        if moving.size == 0:
+            # Every label at the exact minimiser of its problem on its active set: the stop value is
+            # above tol by round-off. The labels step again from a state computed afresh from C (the
+            # carried scores and sums gather round-off); when they settle again without halving the
+            # stop value, round-off is all that is left: a stall, which more steps would not mend.
+            if stop_value > 0.5 * settled:
+                if history is not None:
+                    history["stalled"] = iteration
+                return C, F_t.T, iteration, stop_value, False
+            settled = stop_value
+            scores.start(ops, Z @ C, Z)
+            hessians.refresh(Z, (2 * ops.weight * (scores.margin_t > 0)).T)
+            F_t, margin_t, coupling_t = scores.F_t, scores.margin_t, scores.coupling_t
+            xi_sums, xi_squares = scores.xi_sums, scores.xi_squares
             moving = np.arange(C.shape[1])
         gradient_t = coupling_t[moving] + scale[moving, None] * C[:, moving].T
         D_t = hessians.solve(moving, -gradient_t)            # the Newton directions, one row per moving label
@@ -481,7 +545,11 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         # gradient, the curvature and the line search all read them
         margin = 1.0 + ops.forward(F)
         xi = np.where(ops.mask, np.maximum(0.0, margin), 0.0)
-        coupling = Z.T @ ops.adjoint(2 * ops.weight * xi)
+        pairs = _ActivePairs.listed(ops, margin, Z) if ops.model == "smsvm" else None
+        if pairs is not None:   # ξ > 0 on the active pairs only
+            coupling = pairs.adjoint(2 * ops.weight * xi[pairs.points, pairs.classes])
+        else:
+            coupling = Z.T @ ops.adjoint(2 * ops.weight * xi)
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history)
         if on_iterate is not None:
             on_iterate(C, F)
@@ -502,7 +570,8 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             gradient = lam * C @ R_inv + coupling
             # forcing term: loose while the gap is large, tight near the optimum (superlinear)
             D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
-                                 cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), margin=margin)
+                                 cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), margin=margin,
+                                 pairs=pairs)
             dF = Z @ D
             t = _line_step(ops, F, C, D, dF, lam, R_inv, margin)
             C, F = C + t * D, F + t * dF
@@ -704,8 +773,9 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         total[0] += iters
         for key in ("primal", "dual", "stop_value", "relative_gap"):
             history[key].extend(newton_history[key])
-        if "joint_from_sweep" in newton_history:
-            history["joint_from_sweep"] = newton_history["joint_from_sweep"]
+        for key in ("joint_from_sweep", "stalled"):
+            if key in newton_history:
+                history[key] = newton_history[key]
         return C, F, stop_value, converged
 
     total = [0]
@@ -726,8 +796,8 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         selecting = basis is None and len(chosen) < d_max
         C, F, stop_value, converged = solve_on_basis(C, F, inner_tol if selecting else tol)
         path.append(history["primal"][-1])
-        if not converged:  # max_iter bounds the whole run: the budget is spent
-            stop_rule = "max_iter"
+        if not converged:  # max_iter bounds the whole run: the budget is spent; or the Newton loop stalled
+            stop_rule = "stalled" if "stalled" in history else "max_iter"
             break
         if not selecting:
             stop_rule = "fixed basis" if basis is not None else "d_max"
@@ -756,7 +826,9 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         C, F, stop_value, converged = solve_on_basis(C, F, tol)
         path[-1] = history["primal"][-1]
     rule = f"{STOP_RULE} (basis: {stop_rule})"
-    if not converged:
+    if not converged and "stalled" in history:
+        warn_stalled("greedy_sparse Newton", rule, stop_value, np.nan, tol)
+    elif not converged:
         warn_not_converged("greedy_sparse Newton", rule, stop_value, tol, max_iter)
     A = solve_triangular(factor().T, C, lower=False)
     mu = 2 * ops.weight * ops.slack(F)
