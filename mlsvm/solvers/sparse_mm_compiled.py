@@ -8,7 +8,7 @@
   rows of the labels still moving, read in place (no gathered copies of the k × n arrays).
 * :func:`smsvm_pair_differences` and :func:`smsvm_pair_adjoint`: SMSVM's margin map T and its adjoint
   restricted to the active pairs, in the features Z (the generalized Hessian's products of the
-  joint Newton step, and its gradient, without the two dense n × |J| × k products).
+  joint Newton step, and its gradient, without the two dense ``n × |J| × k`` products).
 * :func:`factorize_classes`, :func:`solve_classes`, :func:`rank_updates` and :func:`border_factors`:
   the per-class Hessians of the Newton steps (``sparse_mm_greedy._ClassHessians``), one LAPACK or
   BLAS call per class inside one compiled loop (:mod:`mlsvm.solvers.compiled_lapack`: the matrices

@@ -235,15 +235,15 @@ def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
 
 #: SMSVM's Newton steps take T and Tᵀ on the listed active pairs when the pairs and one own-class
 #: entry per point are fewer than this fraction of the n × k entries, and dense products otherwise:
-#: a pair costs a dot product of length |J|, which runs at about a third of BLAS's rate per entry
+#: a pair costs a dot product of length ``|J|``, which runs at about a third of BLAS's rate per entry
 #: (``benchmarks/bench_smsvm_pair_products.py``)
 PAIRS_BELOW = 0.25
 
 
 class _ActivePairs:
     """SMSVM's active pairs (i, c) — c ≠ y_i with margin ``1 + F_ic − F_iy_i > 0`` — listed by point,
-    with the features Z in rows: T and Tᵀ on these pairs only, O(|J|) per pair instead of two
-    n × |J| × k products per Hessian product (many classes, few of them active per point)."""
+    with the features Z in rows: T and Tᵀ on these pairs only, ``O(|J|)`` per pair instead of two
+    ``n × |J| × k`` products per Hessian product (many classes, few of them active per point)."""
 
     def __init__(self, active, label, Z):
         points, classes = np.nonzero(active)
