@@ -212,13 +212,16 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
     count = columns.shape[0]
     coef, decrease = np.zeros((count, k)), np.zeros(count)
     label = np.ascontiguousarray(label, dtype=np.int64)
-    members = np.argsort(label, kind="stable")
-    member_starts = np.searchsorted(label[members], np.arange(k + 1))
     margins_t = np.ascontiguousarray(margins.T)
     prune = k >= PRUNE_FROM
+    # read by the pruned route only: the points grouped by class; each class's points in decreasing
+    # margin, with their margins and classes in that order; each point's classes in decreasing margin
     order_t = label_t = row_order = np.zeros((0, 0), dtype=np.int64)
-    if prune:   # each class's points in decreasing margin, with their margins and classes in that order;
-        order_t = np.argsort(-margins_t, axis=1)      # each point's classes in decreasing margin
+    members, member_starts = np.zeros(0, dtype=np.int64), np.zeros(k + 1, dtype=np.int64)
+    if prune:
+        members = np.argsort(label, kind="stable")
+        member_starts = np.searchsorted(label[members], np.arange(k + 1))
+        order_t = np.argsort(-margins_t, axis=1)
         margins_t, label_t = np.take_along_axis(margins_t, order_t, axis=1), label[order_t]
         row_order = np.argsort(-margins, axis=1)
     _smsvm_gains(margins, margins_t, label, order_t, label_t, row_order, members, member_starts,

@@ -242,13 +242,14 @@ PAIRS_BELOW = 0.25
 
 class _ActivePairs:
     """SMSVM's active pairs (i, c) — c ≠ y_i with margin ``1 + F_ic − F_iy_i > 0`` — listed by point,
-    with the features Z in rows: T and Tᵀ on these pairs only, ``O(|J|)`` per pair instead of two
-    ``n × |J| × k`` products per Hessian product (many classes, few of them active per point)."""
+    with the features Z in rows (C order: pass them so, a copy per basis rather than per Newton step):
+    T and Tᵀ on these pairs only, ``O(|J|)`` per pair instead of two ``n × |J| × k`` products per
+    Hessian product (many classes, few of them active per point)."""
 
     def __init__(self, active, label, Z):
-        points, classes = np.nonzero(active)
-        self.points, self.classes = points, classes.astype(np.int64)
-        self.starts = np.searchsorted(points, np.arange(active.shape[0] + 1)).astype(np.int64)
+        # flatnonzero and divmod: a 2-D nonzero costs several times more (as in _ClassHessians.refresh)
+        self.points, self.classes = np.divmod(np.flatnonzero(active), active.shape[1])
+        self.starts = np.searchsorted(self.points, np.arange(active.shape[0] + 1))
         self.label = label.astype(np.int64)
         self.Z = np.ascontiguousarray(Z)
         self.k = active.shape[1]
@@ -533,6 +534,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
     """
     R_inv = np.linalg.inv(R)
     F = Z @ C if F is None else F
+    rows = np.ascontiguousarray(Z) if ops.model == "smsvm" else None   # Z by rows, for the active pairs
     if hessians is None:
         hessians = _ClassHessians(lam, R_inv, Z.shape[0], C.shape[1], Z.shape[1])
         hessians.reset(Z.shape[1])
@@ -545,7 +547,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
         # gradient, the curvature and the line search all read them
         margin = 1.0 + ops.forward(F)
         xi = np.where(ops.mask, np.maximum(0.0, margin), 0.0)
-        pairs = _ActivePairs.listed(ops, margin, Z) if ops.model == "smsvm" else None
+        pairs = _ActivePairs.listed(ops, margin, rows) if ops.model == "smsvm" else None
         if pairs is not None:   # ξ > 0 on the active pairs only
             coupling = pairs.adjoint(2 * ops.weight * xi[pairs.points, pairs.classes])
         else:
