@@ -611,10 +611,11 @@ def test_joint_newton_stops_at_a_round_off_floor_as_a_stall(model, lam, tol, loo
     """The joint Newton loop (SMSVM; SM3L with a full R) on emotions' unscaled features. At this tol
     the solve on the final basis reaches a round-off floor: its steps leave the active set unchanged
     and no longer shrink the gradient. The loop says so and stops, and returns its iterate of least
-    stop value, as good as the fit at the looser tol, which converges. It used to step on at random
-    (t from −5 to 1.7) until max_iter (tol 1e-13: all 3000 steps, advising a larger max_iter) or a
-    lucky stop value, whose recomputed certificate then missed tol; its last iterate's KKT residual
-    was up to 26 times that of the looser fit (within 1.6 times now). With λ = 0.01 the first basis
+    stop value: its KKT residual is within a few times that of the fit at the looser tol, which
+    converges (1.6 times at most, measured). It used to step on at random (t from −5 to 1.7) until
+    max_iter (tol 1e-13: all 3000 steps, advising a larger max_iter) or a lucky stop value, whose
+    recomputed certificate then missed tol; its last iterate's KKT residual was up to 26 times that
+    of the looser fit. With λ = 0.01 the first basis
     (``|J|`` = 1) stalls at 3.6e-6, above the inner tolerance 1e-6: that stall must not end the
     selection, so at tol 1e-6 the fit converges on its whole basis."""
     from mlsvm.datasets import load_emotions
