@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
@@ -604,6 +605,38 @@ def test_separable_newton_stops_at_a_round_off_floor_as_a_stall(lam):
     assert loose.converged
 
 
+@pytest.mark.parametrize("model, lam, tol, loose_tol", [("smsvm", 1.0, 1e-10, 1e-8), ("smsvm", 0.01, 1e-10, 1e-7),
+                                                       ("sm3l", 1.0, 1e-13, 1e-8)])
+def test_joint_newton_stops_at_a_round_off_floor_as_a_stall(model, lam, tol, loose_tol):
+    """The joint Newton loop (SMSVM; SM3L with a full R) on emotions' unscaled features. At this tol
+    the solve on the final basis reaches a round-off floor: its steps leave the active set unchanged
+    and no longer shrink the gradient. The loop says so and stops, and returns its iterate of least
+    stop value: its KKT residual is within a few times that of the fit at the looser tol, which
+    converges (1.6 times at most, measured). It used to step on at random (t from −5 to 1.7) until
+    max_iter (tol 1e-13: all 3000 steps, advising a larger max_iter) or a lucky stop value, whose
+    recomputed certificate then missed tol; its last iterate's KKT residual was up to 26 times that
+    of the looser fit. With λ = 0.01 the first basis
+    (``|J|`` = 1) stalls at 3.6e-6, above the inner tolerance 1e-6: that stall must not end the
+    selection, so at tol 1e-6 the fit converges on its whole basis."""
+    from mlsvm.datasets import load_emotions
+    data = load_emotions()
+    if model == "smsvm":
+        target = data.Y.argmax(axis=1)
+        estimator = SMSVM(lam, d_max=30, kernel="linear", max_iter=5000, random_state=0)
+    else:
+        P = np.random.default_rng(0).normal(size=(6, 6)) / np.sqrt(6) + np.eye(6)
+        target, estimator = data.Y, SM3L(lam, d_max=20, R=P.T @ P, kernel="linear", max_iter=5000, random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"Newton stalled .*More iterations will not help"):
+        estimator.set_params(tol=tol).fit(data.X, target)
+    report = estimator.fit_report_
+    assert not report.converged and report.n_iter < 1000
+    assert max(abs(report.relative_gap), report.max_kkt) > tol
+    loose = clone(estimator).set_params(tol=loose_tol).fit(data.X, target).fit_report_
+    assert loose.converged
+    assert report.max_kkt <= 3 * loose.max_kkt and abs(report.relative_gap) <= loose_tol
+    assert clone(estimator).set_params(tol=1e-6).fit(data.X, target).fit_report_.converged
+
+
 def test_stationarity_is_certified_not_only_the_gap():
     """Issue 19: SM3L on yeast reported converged=True with a stationarity residual of 3.3e-2 at
     tol 1e-4: the certificate (the relative duality gap with the implied multipliers) was right, but
@@ -778,10 +811,10 @@ def test_smsvm_preconditioner_is_spd_and_exact_on_the_common_class_mode(seed, si
     np.testing.assert_allclose(P, P.T, atol=1e-12)
     assert np.linalg.eigvalsh(P).min() > 0
     gradient = rng.normal(size=(size, k))
-    D = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12)
+    D, _ = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12)
     np.testing.assert_allclose(D.ravel(), np.linalg.solve(H, -gradient.ravel()), rtol=1e-8, atol=1e-10)
     pairs = _ActivePairs(active > 0, ops.label, Z)     # the products on the listed active pairs
-    D = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12, pairs=pairs)
+    D, _ = _joint_direction(Z, ops, F, hessians, lam, np.eye(k), gradient, cg_tol=1e-12, pairs=pairs)
     np.testing.assert_allclose(D.ravel(), np.linalg.solve(H, -gradient.ravel()), rtol=1e-8, atol=1e-10)
 
 

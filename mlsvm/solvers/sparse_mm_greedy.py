@@ -41,11 +41,15 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   the scaled stationarity residual of :func:`mlsvm.formulations.sparse_mm.kkt_residuals` ≤ tol (the
   gap is quadratic in the gradient: alone it let fits end with stationarity residuals of 1e-2 to
   3.6e-2 on yeast, issue 19); inner solves while J grows use ``max(tol, 1e-6)``. ``max_iter``
-  bounds the Newton steps of the whole run. SM3L's separable loop stops as stalled (a
-  ``ConvergenceWarning`` that says so, converged=False) when its labels, each at the exact
-  minimiser of its problem on its active set, settle twice without halving the stop value: a
-  round-off floor. Greedy: ``|J| = d_max``, or the relative decrease of e_J after an
-  addition below ``min_rel_decrease`` (1e-3 in the paper), or no candidate decreases e_J.
+  bounds the Newton steps of the whole run. A Newton loop held above tol by round-off stops as
+  stalled (a ``ConvergenceWarning`` that says so, converged=False): SM3L's separable loop when its
+  labels, each at the exact minimiser of its problem on its active set, settle twice without
+  halving the stop value; the joint loop when two steps on an unchanged active set (each solving
+  its quadratic to CG's tolerance) fail to halve the gradient, the scores recomputed from the
+  coefficients between them. A stall on a J that is still growing does not end the selection: the
+  solve on the final J is the one certified. Greedy: ``|J| = d_max``, or the relative decrease of
+  e_J after an addition below ``min_rel_decrease`` (1e-3 in the paper), or no candidate decreases
+  e_J.
 """
 
 from __future__ import annotations
@@ -281,10 +285,11 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
     on the flattened d × k direction), preconditioned by :func:`_preconditioner`, to relative residual
     ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
     search keeps the decrease). ``margin`` = 1 + T(F) when known; SMSVM's products on its listed
-    active ``pairs`` (:class:`_ActivePairs`) when given."""
+    active ``pairs`` (:class:`_ActivePairs`) when given. Returns ``(D, solved)``, ``solved`` whether the
+    residual reached ``cg_tol`` (CG within ``cg_max`` products, or the exact class-by-class solve)."""
     if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
-        return hessians.solve(np.arange(F.shape[1]), -gradient.T).T
+        return hessians.solve(np.arange(F.shape[1]), -gradient.T).T, True
     shape = gradient.shape
     margin = 1.0 + ops.forward(F) if margin is None else margin
     if pairs is not None:
@@ -299,8 +304,8 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
                                     matvec=lambda v: precondition(v.reshape(shape)).ravel())
     # info > 0 (cg_max reached) still leaves a descent direction; the line search and the outer
     # Newton stop (gap and stationarity) decide
-    D, _ = cg(hessian, -gradient.ravel(), rtol=cg_tol, atol=0.0, maxiter=cg_max, M=preconditioner)
-    return D.reshape(shape)
+    D, info = cg(hessian, -gradient.ravel(), rtol=cg_tol, atol=0.0, maxiter=cg_max, M=preconditioner)
+    return D.reshape(shape), info == 0
 
 
 def _preconditioner(ops, hessians, lam):
@@ -498,7 +503,9 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
     when ``factor`` = L is given) are both ≤ tol, after at most ``max_iter`` Newton steps (or
     class-wise sweeps). The gap alone is quadratic in the gradient: on yeast a gap of 5.5e-6 came with
     a stationarity residual of 3.3e-2 (issue 19). ``history`` gets ``primal``, ``dual``, ``stop_value``
-    and ``relative_gap`` per iteration; ``on_iterate(C, F)`` sees each iterate.
+    and ``relative_gap`` per iteration; ``on_iterate(C, F)`` sees each iterate. When the stop value is
+    held above tol by round-off (the steps no longer shrink the gradient on an unchanged active set),
+    the loop stops not converged and ``history["stalled"]`` holds the iteration.
 
     Parameters
     ----------
@@ -541,10 +548,11 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
     if joint and _separable(ops, R_inv):
         return _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, history, factor, on_iterate,
                                  scores)
-    gap, previous_gap, stop_value = np.inf, np.inf, np.inf
-    for iteration in range(max_iter + 1):
-        # 1 + T(F), the slacks and ZᵀTᵀ(2c·ξ) once per iterate: the gap, the stationarity, the
-        # gradient, the curvature and the line search all read them
+
+    def state(F):
+        """1 + T(F), the slacks, the active pairs (SMSVM, when listing them pays) and ZᵀTᵀ(2c·ξ), once
+        per iterate: the gap, the stationarity, the gradient, the curvature and the line search all
+        read them."""
         margin = 1.0 + ops.forward(F)
         xi = np.where(ops.mask, np.maximum(0.0, margin), 0.0)
         pairs = _ActivePairs.listed(ops, margin, rows) if ops.model == "smsvm" else None
@@ -552,6 +560,12 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             coupling = pairs.adjoint(2 * ops.weight * xi[pairs.points, pairs.classes])
         else:
             coupling = Z.T @ ops.adjoint(2 * ops.weight * xi)
+        return margin, xi, pairs, coupling
+
+    gap, previous_gap, stop_value = np.inf, np.inf, np.inf
+    last_step, floor, best = None, np.inf, (np.inf, C, F)
+    for iteration in range(max_iter + 1):
+        margin, xi, pairs, coupling = state(F)
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history)
         if on_iterate is not None:
             on_iterate(C, F)
@@ -568,12 +582,32 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
                 history["joint_from_sweep"] = iteration
         previous_gap = gap
         if joint:
-            hessians.refresh(Z, _curvature(ops, F, margin))
+            if stop_value < best[0]:   # C and F are rebound by the joint steps, never written in place
+                best = stop_value, C, F
             gradient = lam * C @ R_inv + coupling
+            norm, active = np.linalg.norm(gradient), ops.mask & (margin > 0)
+            if last_step is not None and norm > 0.5 * last_step[1] and np.array_equal(active, last_step[0]):
+                # The last step left every term's state as it was: it solved the quadratic of that
+                # active set to CG's tolerance (≤ 1e-2), and the gradient should have shrunk by as
+                # much. It did not even halve: what is left is round-off. The step is taken again from
+                # scores computed afresh from C (F + t·dF gathers round-off); when that does not halve
+                # the gradient either, the loop has stalled, and more steps would not mend it. Steps at
+                # round-off move at random: it returns its iterate of least stop value.
+                if norm > 0.5 * floor:
+                    if history is not None:
+                        history["stalled"] = iteration
+                    stop_value, C, F = best
+                    return C, F, iteration, stop_value, False
+                floor, F = norm, Z @ C
+                margin, xi, pairs, coupling = state(F)
+                gradient = lam * C @ R_inv + coupling
+                norm, active = np.linalg.norm(gradient), ops.mask & (margin > 0)
+            hessians.refresh(Z, _curvature(ops, F, margin))
             # forcing term: loose while the gap is large, tight near the optimum (superlinear)
-            D = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
-                                 cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), margin=margin,
-                                 pairs=pairs)
+            D, solved = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
+                                         cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), margin=margin,
+                                         pairs=pairs)
+            last_step = (active, norm) if solved else None
             dF = Z @ D
             t = _line_step(ops, F, C, D, dF, lam, R_inv, margin)
             C, F = C + t * D, F + t * dF
@@ -775,10 +809,14 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         total[0] += iters
         for key in ("primal", "dual", "stop_value", "relative_gap"):
             history[key].extend(newton_history[key])
-        for key in ("joint_from_sweep", "stalled"):
-            if key in newton_history:
-                history[key] = newton_history[key]
-        return C, F, stop_value, converged
+        if "joint_from_sweep" in newton_history:
+            history["joint_from_sweep"] = newton_history["joint_from_sweep"]
+        stalled = "stalled" in newton_history     # kept for the last solve only: the run's result
+        if stalled:
+            history["stalled"] = newton_history["stalled"]
+        else:
+            history.pop("stalled", None)
+        return C, F, stop_value, converged, stalled
 
     total = [0]
     stop_rule = "d_max"
@@ -796,10 +834,13 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         add(first, np.zeros(k))
     while True:
         selecting = basis is None and len(chosen) < d_max
-        C, F, stop_value, converged = solve_on_basis(C, F, inner_tol if selecting else tol)
+        C, F, stop_value, converged, stalled = solve_on_basis(C, F, inner_tol if selecting else tol)
         path.append(history["primal"][-1])
-        if not converged:  # max_iter bounds the whole run: the budget is spent; or the Newton loop stalled
-            stop_rule = "stalled" if "stalled" in history else "max_iter"
+        # max_iter bounds the whole run: the budget is spent; or the final solve stalled. A solve that
+        # stalled while J still grows ends at round-off, as exact as this J allows: the selection goes
+        # on, and the solve on the final J is the one certified.
+        if not converged and not (selecting and stalled):
+            stop_rule = "stalled" if stalled else "max_iter"
             break
         if not selecting:
             stop_rule = "fixed basis" if basis is not None else "d_max"
@@ -824,8 +865,9 @@ def greedy_sparse(gram, ops, lam, R=None, *, d_max=50, kappa=25, tol=1e-10, max_
         # from the previous optimum instead (α_j = 0: the same unique optimum on the new J), whose
         # scores, margins and curvature it carries over
         add(candidates[best], np.zeros(k) if scores is not None else coef[best], columns[:, best])
-    if converged and tol < inner_tol and basis is None and stop_rule != "d_max":
-        C, F, stop_value, converged = solve_on_basis(C, F, tol)
+    if tol < inner_tol and stop_rule in ("relative decrease", "no eligible candidate", "no decrease"):
+        # the selection ended on a J last solved to the inner tolerance: solved again to tol
+        C, F, stop_value, converged, stalled = solve_on_basis(C, F, tol)
         path[-1] = history["primal"][-1]
     rule = f"{STOP_RULE} (basis: {stop_rule})"
     if not converged and "stalled" in history:
