@@ -32,7 +32,7 @@ from mlsvm.datasets import load_bibtex
 from mlsvm.formulations.sparse_mm import KernelColumns, MarginOperator
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers.sparse_mm_greedy import (_ActivePairs, _ClassHessians, _curvature, _preconditioner,
-                                            greedy_sparse)
+                                            _with_common_mode, greedy_sparse)
 
 
 def _systems(X, ops, d_max, count):
@@ -82,15 +82,6 @@ def _symmetric_gauss_seidel(Z, hessians, active, label, weight):
     return apply
 
 
-def _with_common_mode(per_class, lam):
-    """The common-class mode solved exactly beside ``per_class`` (as ``_preconditioner`` does)."""
-    def apply(V):
-        common = V.mean(axis=1, keepdims=True)
-        out = per_class(V - common)
-        return out - out.mean(axis=1, keepdims=True) + common / lam
-    return apply
-
-
 def _products(product, precondition, gradient, rtol):
     shape, calls = gradient.shape, [0]
 
@@ -121,7 +112,7 @@ def main():
         active = ops.mask & (margin > 0)
         hessians = _ClassHessians(lam, np.eye(classes.size), *F.shape, Z.shape[1])
         hessians.reset(Z.shape[1])
-        hessians.refresh(Z, _curvature(ops, F, margin))
+        hessians.refresh(Z, _curvature(ops, F, active))
         pairs = _ActivePairs(active, ops.label, Z)
         gradient = lam * C + pairs.adjoint(weight * np.maximum(margin, 0.0)[pairs.points, pairs.classes])
         product = lambda D: lam * D + pairs.product(D, weight)

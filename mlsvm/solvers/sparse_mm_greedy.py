@@ -90,10 +90,15 @@ def _objective_and_dual(Z, C, F, ops, lam, R, R_inv, xi=None, ZtH=None, sums=Non
     return primal, dual, relative_gap(primal, dual)
 
 
-def _curvature(ops, F, margin=None):
-    """ω (n × k): diagonal blocks of the generalized Hessian of the loss in F (``margin`` = 1 + T(F)
-    when known)."""
-    active = ops.mask & ((1.0 + ops.forward(F) if margin is None else margin) > 0)
+def _active(ops, margin):
+    """The active pairs of the margins ``1 + T(F)``: in Ω with a positive margin (n × k booleans)."""
+    return ops.mask & (margin > 0)
+
+
+def _curvature(ops, F, active=None):
+    """ω (n × k): diagonal blocks of the generalized Hessian of the loss in F (``active`` = its active
+    pairs when known)."""
+    active = _active(ops, 1.0 + ops.forward(F)) if active is None else active
     omega = 2 * ops.weight * active.astype(np.float64)
     if ops.model == "smsvm":
         omega[np.arange(F.shape[0]), ops.label] = 2 * ops.weight * active.sum(axis=1)
@@ -259,9 +264,8 @@ class _ActivePairs:
         self.k = active.shape[1]
 
     @classmethod
-    def listed(cls, ops, margin, Z):
-        """The pairs of the margins ``1 + T(F)`` when listing them pays (:data:`PAIRS_BELOW`), else None."""
-        active = ops.mask & (margin > 0)
+    def listed(cls, ops, active, Z):
+        """The ``active`` pairs listed when listing them pays (:data:`PAIRS_BELOW`), else None."""
         if np.count_nonzero(active) + active.shape[0] >= PAIRS_BELOW * active.size:
             return None
         return cls(active, ops.label, Z)
@@ -280,23 +284,22 @@ class _ActivePairs:
         return self.adjoint(weight * values)
 
 
-def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500, margin=None, pairs=None):
+def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=500, active=None, pairs=None):
     """Newton direction on all classes: SciPy's CG on the generalized Hessian (a ``LinearOperator``
     on the flattened d × k direction), preconditioned by :func:`_preconditioner`, to relative residual
     ``cg_tol`` (an inexact Newton step: every CG iterate is a descent direction, and the exact line
-    search keeps the decrease). ``margin`` = 1 + T(F) when known; SMSVM's products on its listed
+    search keeps the decrease). ``active`` = the active pairs of F when known; SMSVM's products on its listed
     active ``pairs`` (:class:`_ActivePairs`) when given. Returns ``(D, solved)``, ``solved`` whether the
     residual reached ``cg_tol`` (CG within ``cg_max`` products, or the exact class-by-class solve)."""
     if F.shape[1] == 1 or _separable(ops, R_inv):
         # the blocks are the whole Hessian: exact Newton, class by class
         return hessians.solve(np.arange(F.shape[1]), -gradient.T).T, True
     shape = gradient.shape
-    margin = 1.0 + ops.forward(F) if margin is None else margin
     if pairs is not None:
         product = lambda D: lam * D @ R_inv + pairs.product(D, 2 * ops.weight)
     else:
-        active = 2 * ops.weight * (ops.mask & (margin > 0))
-        product = lambda D: _hessian_product(Z, ops, active, lam, R_inv, D)
+        omega_active = 2 * ops.weight * (_active(ops, 1.0 + ops.forward(F)) if active is None else active)
+        product = lambda D: _hessian_product(Z, ops, omega_active, lam, R_inv, D)
     precondition = _preconditioner(ops, hessians, lam)
     size = gradient.size
     hessian = LinearOperator((size, size), dtype=np.float64, matvec=lambda v: product(v.reshape(shape)).ravel())
@@ -333,9 +336,13 @@ def _preconditioner(ops, hessians, lam):
         per_class = lambda V: np.matmul(blocks, V.T[:, :, None])[:, :, 0].T
     else:
         per_class = lambda V: hessians.solve(np.arange(V.shape[1]), V.T).T
-    if ops.model != "smsvm":
-        return per_class
+    return _with_common_mode(per_class, lam) if ops.model == "smsvm" else per_class
 
+
+def _with_common_mode(per_class, lam):
+    """SMSVM's preconditioner from a map ``per_class`` of d × k blocks: the common-class mode (a shift
+    shared by all classes, where the Hessian is λ·I) solved exactly, ``per_class`` on the rest,
+    projected back onto D1 = 0 (see :func:`_preconditioner`)."""
     def precondition(V):
         common = V.mean(axis=1, keepdims=True)
         out = per_class(V - common)
@@ -550,22 +557,23 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
                                  scores)
 
     def state(F):
-        """1 + T(F), the slacks, the active pairs (SMSVM, when listing them pays) and ZᵀTᵀ(2c·ξ), once
-        per iterate: the gap, the stationarity, the gradient, the curvature and the line search all
-        read them."""
+        """1 + T(F), its active pairs (as a mask, and for SMSVM listed when that pays), the slacks and
+        ZᵀTᵀ(2c·ξ), once per iterate: the gap, the stationarity, the gradient, the curvature, the
+        stall test and the line search all read them."""
         margin = 1.0 + ops.forward(F)
-        xi = np.where(ops.mask, np.maximum(0.0, margin), 0.0)
-        pairs = _ActivePairs.listed(ops, margin, rows) if ops.model == "smsvm" else None
+        active = _active(ops, margin)
+        xi = np.where(active, margin, 0.0)
+        pairs = _ActivePairs.listed(ops, active, rows) if ops.model == "smsvm" else None
         if pairs is not None:   # ξ > 0 on the active pairs only
             coupling = pairs.adjoint(2 * ops.weight * xi[pairs.points, pairs.classes])
         else:
             coupling = Z.T @ ops.adjoint(2 * ops.weight * xi)
-        return margin, xi, pairs, coupling
+        return margin, active, xi, pairs, coupling
 
     gap, previous_gap, stop_value = np.inf, np.inf, np.inf
     last_step, floor, best = None, np.inf, (np.inf, C, F)
     for iteration in range(max_iter + 1):
-        margin, xi, pairs, coupling = state(F)
+        margin, active, xi, pairs, coupling = state(F)
         gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history)
         if on_iterate is not None:
             on_iterate(C, F)
@@ -585,7 +593,7 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             if stop_value < best[0]:   # C and F are rebound by the joint steps, never written in place
                 best = stop_value, C, F
             gradient = lam * C @ R_inv + coupling
-            norm, active = np.linalg.norm(gradient), ops.mask & (margin > 0)
+            norm = np.linalg.norm(gradient)
             if last_step is not None and norm > 0.5 * last_step[1] and np.array_equal(active, last_step[0]):
                 # The last step left every term's state as it was: it solved the quadratic of that
                 # active set to CG's tolerance (≤ 1e-2), and the gradient should have shrunk by as
@@ -599,13 +607,13 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
                     stop_value, C, F = best
                     return C, F, iteration, stop_value, False
                 floor, F = norm, Z @ C
-                margin, xi, pairs, coupling = state(F)
+                margin, active, xi, pairs, coupling = state(F)
                 gradient = lam * C @ R_inv + coupling
-                norm, active = np.linalg.norm(gradient), ops.mask & (margin > 0)
-            hessians.refresh(Z, _curvature(ops, F, margin))
+                norm = np.linalg.norm(gradient)
+            hessians.refresh(Z, _curvature(ops, F, active))
             # forcing term: loose while the gap is large, tight near the optimum (superlinear)
             D, solved = _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient,
-                                         cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), margin=margin,
+                                         cg_tol=min(1e-2, max(np.sqrt(max(gap, 0.0)), 1e-12)), active=active,
                                          pairs=pairs)
             last_step = (active, norm) if solved else None
             dF = Z @ D
