@@ -159,8 +159,8 @@ def main():
         width = max(len(name) for name in names)
         for name in names:
             last = runs[name][-1]
-            line = (f"{name:{width}s} CPU {_median(runs[name], 'cpu'):7.1f} s (wall {_median(runs[name], 'wall'):7.1f} s), "
-                    f"peak +{_median(runs[name], 'peak_mb'):6.0f} MB")
+            line = (f"{name:{width}s} CPU {_median(runs[name], 'cpu'):7.1f} s "
+                    f"(wall {_median(runs[name], 'wall'):7.1f} s), peak +{_median(runs[name], 'peak_mb'):6.0f} MB")
             if "peer_iter" in last:
                 line += f", LIBLINEAR iterations {last['peer_iter']}, converged {last['converged']}"
             if "gap" in last:
