@@ -31,7 +31,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from mlsvm.datasets import load_bibtex
 from mlsvm.formulations.sparse_mm import KernelColumns, MarginOperator
 from mlsvm.kernels import make_kernel
-from mlsvm.solvers.sparse_mm_greedy import (_ActivePairs, _ClassHessians, _curvature, _preconditioner,
+from mlsvm.solvers.sparse_mm_greedy import (_active, _ActivePairs, _ClassHessians, _curvature, _preconditioner,
                                             _with_common_mode, greedy_sparse)
 
 
@@ -109,7 +109,7 @@ def main():
     print(f"bibtex train, {classes.size} argmax classes, |J| = {args.d_max}: Hessian products of CG")
     for number, (Z, C, F) in enumerate(_systems(train.X, ops, args.d_max, args.systems)):
         margin = 1.0 + ops.forward(F)
-        active = ops.mask & (margin > 0)
+        active = _active(ops, margin)
         hessians = _ClassHessians(lam, np.eye(classes.size), *F.shape, Z.shape[1])
         hessians.reset(Z.shape[1])
         hessians.refresh(Z, _curvature(ops, F, active))
