@@ -458,9 +458,10 @@ def _load_solution(path: Path) -> dict:
     """A solution file: ``.npz`` (one array per name), or ``.json`` (a dict of nested lists)."""
     import numpy as np
 
+    from mlsvm.data import read_npz
+
     if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as archive:
-            return {key: archive[key] for key in archive.files}
+        return read_npz(path, "solution file", UsageError, " (--solution: one array per name, e.g. np.savez)")
     if path.suffix == ".json":
         document = json.loads(path.read_text())
         if not isinstance(document, dict):

@@ -136,6 +136,18 @@ def test_yeast_like_label_count_mismatch_warns_naming_the_column(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+def test_damaged_data_files_are_clear(tiny, tmp_path):
+    """A truncated .npz and a ragged CSV: one line naming the file (and the line), no traceback."""
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(tiny.read_bytes()[:100])
+    _fails_clearly(_mlsvm("fit", "MatrixSVM", "--train", truncated),
+                   f"{truncated} is not a readable data file: a damaged .npz archive")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("1,2,0\n3,4,1\n5,6\n")
+    _fails_clearly(_mlsvm("evaluate", ragged, "--labels", "1", "--model", "MatrixSVM"),
+                   f"{ragged}:3: 2 columns where the lines before have 3")
+
+
 def test_saved_model_problems_are_clear(tiny, tmp_path):
     import pickle
 
