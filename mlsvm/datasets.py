@@ -244,7 +244,10 @@ def _valid_sparse_pair(pair: list) -> bool:
 
 
 def _parse_row(line: str, width: int, path: Path, number: int) -> np.ndarray:
-    values = line.split(",") if "'" not in line and '"' not in line else shlex.split(line.replace(",", " "))
+    try:
+        values = line.split(",") if "'" not in line and '"' not in line else shlex.split(line.replace(",", " "))
+    except ValueError as exc:   # shlex: an unmatched quote
+        raise ArffError(f"{path}:{number}: {exc} (an unmatched quote)") from None
     if len(values) != width:
         raise ArffError(f"{path}:{number}: {len(values)} values for {width} attributes")
     try:
@@ -444,6 +447,9 @@ def load_file(path, n_labels: int | None = None) -> MultilabelData:
         X, Y = arrays["X"], arrays["Y"]
         if X.ndim != 2:
             raise ValueError(f"{path}: X must be a 2-D array (n_samples, n_features); got shape {X.shape}")
+        if Y.ndim not in (1, 2):
+            raise ValueError(f"{path}: Y must be a 1-D class vector or a 2-D (n_samples, n_labels) indicator; "
+                             f"got shape {Y.shape}")
         Y = Y[:, None] if Y.ndim == 1 else Y
         return MultilabelData(X, Y, [f"x{j}" for j in range(X.shape[1])], [f"y{k}" for k in range(Y.shape[1])], path.stem)
     if n_labels is None:

@@ -140,17 +140,17 @@ class Kernel:
         B = A if B is None else B
         check_gram_memory(A.shape[0], B.shape[0], sparse_input=issparse(A) or issparse(B), kernel=self.name,
                           what="training Gram matrix" if symmetric else "test-vs-training Gram matrix")
-        # A @ A.T runs as a symmetric rank-k update (syrk): the result is exactly symmetric, and
-        # every step below keeps it so, without a symmetrising pass over n² entries.
-        gram = A @ B.T
-        if issparse(gram):   # sparse A and B: the product's summation order is not symmetric in
-            gram = gram.toarray()   # (i, j), so the train Gram matrix is symmetrised: (G + Gᵀ)/2
-            if symmetric:
-                gram += gram.T
-                gram *= 0.5
-        gram = np.asarray(gram)   # sparse @ dense gives an ndarray; never an np.matrix downstream
         # overflow is detected below, once, on the result; numpy's warnings would only add noise
         with np.errstate(over="ignore", invalid="ignore"):
+            # A @ A.T runs as a symmetric rank-k update (syrk): the result is exactly symmetric, and
+            # every step below keeps it so, without a symmetrising pass over n² entries.
+            gram = A @ B.T
+            if issparse(gram):   # sparse A and B: the product's summation order is not symmetric in
+                gram = gram.toarray()   # (i, j), so the train Gram matrix is symmetrised: (G + Gᵀ)/2
+                if symmetric:
+                    gram += gram.T
+                    gram *= 0.5
+            gram = np.asarray(gram)   # sparse @ dense gives an ndarray; never an np.matrix downstream
             if self.name == "poly":
                 gram *= self.gamma
                 gram += self.coef0
@@ -222,8 +222,13 @@ def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> 
             raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
         if X is None:
             raise ValueError(f"gamma={gamma!r} needs the training data X to be resolved")
-        variance = _variance(X) if gamma == "scale" else 1.0
-        gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported below, in X's terms
+            variance = _variance(X) if gamma == "scale" else 1.0
+            gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+        if not (np.isfinite(variance) and 0.0 < gamma < np.inf):
+            raise ValueError(f"gamma='scale' is 1 / (n_features · Var X), and computing it overflows float64 "
+                             f"(largest finite value {np.finfo(np.float64).max:.3g}; got Var X = {variance:g}): "
+                             "scale X, or pass a numeric gamma")
     else:
         check_scalar(gamma, "gamma", low=0.0, low_open=True)
     return Kernel(kernel, float(gamma), int(degree), float(coef0))

@@ -55,6 +55,7 @@ def test_dense_and_sparse_rows(tmp_path):
     ("@relation t\n@attribute\n@data\n", 1, "malformed @attribute"),
     (HEADER.replace("l2 {0,1}", "l2 {a,b}") + "1,2,1,0\n", 2, "declared"),
     (HEADER + "{0 1,9 1}\n", 2, "malformed sparse entry"),
+    (HEADER + "1,'2,1,0\n", 2, r"data.arff:7: No closing quotation \(an unmatched quote\)"),
 ])
 def test_malformed_files(tmp_path, body, n_labels, message):
     with pytest.raises(ArffError, match=message):
@@ -180,6 +181,7 @@ def _npz_cases(tmp_path):
         "objects.npz": (lambda p: np.savez(p, X=np.array([{"a": 1}], dtype=object), Y=np.ones(1)),
                         "holds Python objects (pickle), which mlsvm never loads"),
         "flat.npz": (lambda p: np.savez(p, X=np.arange(3.0), Y=np.ones(3)), "X must be a 2-D array"),
+        "scalar.npz": (lambda p: np.savez(p, X=np.ones((3, 2)), Y=np.array(1)), "Y must be a 1-D class vector"),
         "indices.npz": (lambda p: np.savez(p, **{**raw, "indices": raw["indices"] + 5}),
                         "not a valid scipy.sparse matrix (indices must be < 3)"),
         "pointer.npz": (lambda p: np.savez(p, **{**raw, "indptr": raw["indptr"][::-1]}),

@@ -187,6 +187,25 @@ def test_overflowing_gram_matrix_names_the_kernel_parameters(name):
         model.decision_function(1e12 * X)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_features_near_the_float_limit_are_a_clear_error(sparse):
+    """Entries near 1.8e308: gamma="scale" (Var X) and the linear Gram matrix overflow. Each is one
+    ValueError in this library's words, with no numpy overflow warning before it (the RBF fit used to
+    warn twice and then blame a Gram matrix "with gamma=0")."""
+    rng = np.random.default_rng(0)
+    X = np.full((12, 3), 1e308) * rng.choice([-1.0, 1.0], (12, 3))
+    X = sp.csr_matrix(X) if sparse else X
+    Y = (rng.random((12, 3)) < 0.5).astype(int)
+    Y[:, 0], Y[:, 1] = 1, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"gamma='scale' is 1 / \(n_features · Var X\), and computing it "
+                                             r"overflows float64.*pass a numeric gamma"):
+            mlsvm.MatrixSVM(kernel="rbf").fit(X, Y)
+        with pytest.raises(ValueError, match=r"training Gram matrix of kernel='linear' has \d+ NaN or infinite"):
+            mlsvm.MatrixSVM(kernel="linear", solver="cvxpy").fit(X, Y)
+
+
 def test_sparse_mm_first_basis_point_may_be_an_empty_row():
     """Alg. 4 starts from a random example; an empty row (linear kernel: K_jj = 0) has pivot 0 and
     made the incomplete Cholesky divide by zero (found by the draws above). Now another example
