@@ -183,6 +183,26 @@ class Kernel:
             f"{np.finfo(np.float64).max:.3g}); {advice}")
 
 
+def check_row_norms(X, name: str = "X") -> None:
+    """Raise a ``ValueError`` when a row's squared norm ``‖x‖²`` overflows float64: every kernel's
+    inner products with that row (and a linear model's scores, computed from X without a Gram
+    matrix) would overflow, or cancel to NaN in ``‖a‖² + ‖b‖² − 2⟨a, b⟩``.
+
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n, d)
+        Validated features.
+    name : str, default="X"
+        The argument's name, for the message.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = _squared_norms(X)
+    bad = int(np.count_nonzero(~np.isfinite(norms)))
+    if bad:
+        raise ValueError(f"{name} has {bad} row(s) whose squared norm ‖x‖² overflows float64 (largest finite "
+                         f"value {np.finfo(np.float64).max:.3g}): its inner products would overflow; scale {name}")
+
+
 def _squared_norms(A) -> np.ndarray:
     """Row norms ``‖a_i‖²`` of a dense or sparse matrix (sparse: over the stored entries only)."""
     if issparse(A):
