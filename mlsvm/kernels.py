@@ -16,7 +16,10 @@ the memory the system has available (:func:`available_memory`): when it cannot f
 ``ValueError`` says how much it would need and how much there is, rather than the process swapping
 or being killed. Every Gram matrix computed here is checked finite: a kernel that overflows float64 (e.g.
 ``poly`` with a large ``degree`` and ``gamma``) raises a ``ValueError`` naming its parameters
-instead of reaching a solver as ``inf``.
+instead of reaching a solver as ``inf``. The estimators also refuse, in ``fit`` and in every
+prediction, an ``X`` with a row whose ``‖x‖²`` overflows (:func:`check_row_norms`): the linear
+routes that work on X itself form no Gram matrix to check, and ``‖a‖² + ‖b‖² − 2⟨a, b⟩`` would
+cancel to NaN; and ``gamma="scale"`` whose ``Var X`` overflows.
 """
 
 from __future__ import annotations
