@@ -34,7 +34,7 @@ from scipy.sparse import issparse
 from mlsvm.data import check_scalar
 
 __all__ = ["KERNELS", "Kernel", "make_kernel", "check_gram", "gram_factor", "available_memory", "gram_bytes",
-           "check_gram_memory"]
+           "check_gram_memory", "check_row_norms"]
 
 KERNELS = ("linear", "rbf", "poly", "precomputed")
 
