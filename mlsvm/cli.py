@@ -144,7 +144,7 @@ def _output_dir(path: str, what: str) -> Path:
     return folder
 
 
-def _positive_int(minimum: int):
+def _positive_int(minimum: int, maximum: int | None = None):
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -152,6 +152,8 @@ def _positive_int(minimum: int):
             raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}; got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}; got {value}")
         return value
     return parse
 
@@ -366,6 +368,15 @@ def _evaluate(args) -> int:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
         splits = list(splitter.split(data.X, target))
+    if y is not None:   # a class with fewer samples than folds is missing from some training parts
+        for train, _ in splits:
+            if np.unique(y[train]).size < 2:
+                classes, counts = np.unique(y, return_counts=True)
+                only = y[train][:1].tolist()[0]
+                raise UsageError(f"--cv {args.cv}: a fold's training part holds only class {only!r} "
+                                 f"(class sizes: {dict(zip(classes.tolist(), counts.tolist()))}); a classifier "
+                                 "needs two classes in every training part (lower --cv, or give the small classes "
+                                 "more samples)")
     for train, test in progress(splits, label=f"{args.cv}-fold CV", stream=sys.stderr):
         model = _estimator(name, params).fit(data.X[train], target[train])
         fold = type(data)(data.X[test], data.Y[test], data.feature_names, data.label_names, data.name)
@@ -458,9 +469,10 @@ def _load_solution(path: Path) -> dict:
     """A solution file: ``.npz`` (one array per name), or ``.json`` (a dict of nested lists)."""
     import numpy as np
 
+    from mlsvm.data import read_npz
+
     if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as archive:
-            return {key: archive[key] for key in archive.files}
+        return read_npz(path, "solution file", UsageError, " (--solution: one array per name, e.g. np.savez)")
     if path.suffix == ".json":
         document = json.loads(path.read_text())
         if not isinstance(document, dict):
@@ -537,7 +549,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--model", help=f"model for cross-validation: {models}")
     evaluate.add_argument("--param", action="extend", nargs="+", metavar="NAME=VALUE", help=PARAM_HELP)
     evaluate.add_argument("--cv", type=_positive_int(2), default=5, help="number of folds (default 5)")
-    evaluate.add_argument("--seed", type=int, default=0, help="shuffling seed of the folds (default 0)")
+    evaluate.add_argument("--seed", type=_positive_int(0, 2**32 - 1), default=0,   # scikit-learn's seed range
+                          help="shuffling seed of the folds (default 0)")
     evaluate.set_defaults(handler=_evaluate)
 
     reproduce = commands.add_parser("reproduce", help="re-run a paper's experiments and write a markdown report",

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numbers
 import warnings
+import zipfile
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 from scipy.sparse import csr_matrix, issparse
@@ -20,6 +22,7 @@ from mlsvm.solvers.compiled import compiled
 
 __all__ = [
     "NonNumericError",
+    "read_npz",
     "check_X",
     "check_Y",
     "check_class_vector",
@@ -36,6 +39,43 @@ class NonNumericError(TypeError, ValueError):
     """An input that cannot be read as numbers. Both a ``ValueError`` (mlsvm's rule: bad input
     raises ValueError naming the argument) and a ``TypeError`` (what numpy and scikit-learn raise
     for, e.g., an object array holding a dict)."""
+
+
+def read_npz(path, what: str, error: type[ValueError] = ValueError, hint: str = "") -> dict:
+    """Every array of the ``.npz`` archive at ``path``, read whole and never unpickled.
+
+    A file that is not such an archive raises ``error`` naming it and saying what it is instead: a
+    single ``.npy`` array, not a zip archive at all, an archive holding Python objects (pickle), or a
+    damaged one. NumPy's own messages would advise loading a pickle "unsafely", which mlsvm never does.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        What the file should be, for the messages (e.g. ``"mlsvm model file"``).
+    error : type, default=ValueError
+        The exception raised (a ``ValueError`` subclass).
+    hint : str, default=""
+        Appended to the messages, e.g. which command writes such files.
+    """
+    path = Path(path)
+    with path.open("rb") as handle:
+        magic = handle.read(6)
+    if magic.startswith(b"\x93NUMPY"):
+        raise error(f"{path} is a single numpy array (.npy), not a readable {what}{hint}")
+    if not magic.startswith(b"PK"):
+        raise error(f"{path} is not a readable {what}: not a .npz archive{hint}")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise error(f"{path} is not a readable {what}: it holds Python objects (pickle), which mlsvm never "
+                        f"loads{hint}") from None
+        raise error(f"{path} is not a readable {what}: a damaged .npz archive ({exc}){hint}") from None
+    except (OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise error(f"{path} is not a readable {what}: a damaged .npz archive ({exc}){hint}") from None
 
 
 def check_X(X, name: str = "X", n_samples: int | None = None):

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from scipy.sparse import csr_matrix, issparse
 
-from mlsvm.data import check_scalar
+from mlsvm.data import check_scalar, read_npz
 
 __all__ = [
     "MultilabelData", "ArffError", "load_arff", "find_datasets_dir", "load_emotions", "load_yeast",
@@ -244,7 +244,10 @@ def _valid_sparse_pair(pair: list) -> bool:
 
 
 def _parse_row(line: str, width: int, path: Path, number: int) -> np.ndarray:
-    values = line.split(",") if "'" not in line and '"' not in line else shlex.split(line.replace(",", " "))
+    try:
+        values = line.split(",") if "'" not in line and '"' not in line else shlex.split(line.replace(",", " "))
+    except ValueError as exc:   # shlex: an unmatched quote
+        raise ArffError(f"{path}:{number}: {exc} (an unmatched quote)") from None
     if len(values) != width:
         raise ArffError(f"{path}:{number}: {len(values)} values for {width} attributes")
     try:
@@ -434,14 +437,19 @@ def load_file(path, n_labels: int | None = None) -> MultilabelData:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":
-        with np.load(path, allow_pickle=False) as archive:
-            files = archive.files
-            if not {"X", "Y"} <= set(files):
-                if {"format", "shape", "data"} <= set(files):   # scipy.sparse.save_npz
-                    return _sparse_npz(path, n_labels)
-                raise ValueError(f"{path} must contain arrays 'X' and 'Y', or be a scipy.sparse.save_npz "
-                                 f"matrix [X | Y] (with n_labels); found {files}")
-            X, Y = archive["X"], archive["Y"]
+        arrays = read_npz(path, "data file", hint=" (a .npz data file holds arrays X and Y, or one "
+                          "scipy.sparse.save_npz matrix [X | Y])")
+        if not {"X", "Y"} <= set(arrays):
+            if {"format", "shape", "data"} <= set(arrays):   # scipy.sparse.save_npz
+                return _sparse_npz(path, n_labels)
+            raise ValueError(f"{path} must contain arrays 'X' and 'Y', or be a scipy.sparse.save_npz "
+                             f"matrix [X | Y] (with n_labels); found {sorted(arrays)}")
+        X, Y = arrays["X"], arrays["Y"]
+        if X.ndim != 2:
+            raise ValueError(f"{path}: X must be a 2-D array (n_samples, n_features); got shape {X.shape}")
+        if Y.ndim not in (1, 2):
+            raise ValueError(f"{path}: Y must be a 1-D class vector or a 2-D (n_samples, n_labels) indicator; "
+                             f"got shape {Y.shape}")
         Y = Y[:, None] if Y.ndim == 1 else Y
         return MultilabelData(X, Y, [f"x{j}" for j in range(X.shape[1])], [f"y{k}" for k in range(Y.shape[1])], path.stem)
     if n_labels is None:
@@ -449,16 +457,60 @@ def load_file(path, n_labels: int | None = None) -> MultilabelData:
     if suffix == ".arff":
         return load_arff(path, n_labels)
     if suffix == ".csv":
-        check_scalar(n_labels, "n_labels", low=1, integer=True)
-        with path.open() as handle:
-            first = handle.readline()
-        header = any(c.isalpha() for c in first.replace("e", "").replace("E", ""))
-        table = np.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)
-        names = [name.strip() for name in first.split(",")] if header else [f"c{j}" for j in range(table.shape[1])]
-        if n_labels >= table.shape[1]:
-            raise ValueError(f"{path}: n_labels={n_labels} but the file has {table.shape[1]} columns")
-        return MultilabelData(table[:, :-n_labels], table[:, -n_labels:], names[:-n_labels], names[-n_labels:], path.stem)
+        return _read_csv(path, n_labels)
     raise ValueError(f"unsupported data file {path.name}: expected .arff, .npz or .csv")
+
+
+def _numbers(fields) -> bool:
+    """Whether every field reads as a number (``float`` accepts ``nan``, ``inf`` and exponents)."""
+    try:
+        for field in fields:
+            float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_csv(path: Path, n_labels: int) -> MultilabelData:
+    """A numeric comma-separated table, its first line a header when it does not read as numbers;
+    the last ``n_labels`` columns are the labels. A line that is not numbers, or not as wide as
+    the ones before, is reported with the file and line number."""
+    check_scalar(n_labels, "n_labels", low=1, integer=True)
+    with path.open() as handle:
+        first = handle.readline()
+    fields = first.split("#", 1)[0].split(",")
+    header = bool(first.strip()) and not _numbers(fields)
+    try:
+        with warnings.catch_warnings():   # an empty table is reported below, in this file's terms
+            warnings.filterwarnings("ignore", message="loadtxt: input contained no data")
+            table = np.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)
+    except ValueError:
+        raise ValueError(_csv_problem(path, header)) from None
+    if table.shape[0] == 0:
+        raise ValueError(f"{path} holds no data rows")
+    names = [name.strip() for name in fields] if header else [f"c{j}" for j in range(table.shape[1])]
+    if n_labels >= table.shape[1]:
+        raise ValueError(f"{path}: n_labels={n_labels} but the file has {table.shape[1]} columns; it needs "
+                         f"at least one feature column before the {n_labels} label column(s)")
+    return MultilabelData(table[:, :-n_labels], table[:, -n_labels:], names[:-n_labels], names[-n_labels:], path.stem)
+
+
+def _csv_problem(path: Path, header: bool) -> str:
+    """Why ``np.loadtxt`` could not read the CSV at ``path``: its first line that is not numbers or
+    not as wide as the lines before (comments after ``#`` and blank lines skipped, as it does)."""
+    width = None
+    with path.open() as handle:
+        for number, line in enumerate(handle, 1):
+            fields = line.split("#", 1)[0].rstrip("\r\n").split(",")
+            if (header and number == 1) or not "".join(fields).strip():
+                continue
+            if width is not None and len(fields) != width:
+                return f"{path}:{number}: {len(fields)} columns where the lines before have {width}"
+            width = len(fields)
+            for column, field in enumerate(fields, 1):
+                if not _numbers([field]):
+                    return f"{path}:{number}: column {column} is {field.strip()!r}, not a number"
+    return f"{path}: not a numeric comma-separated table"
 
 
 def _sparse_npz(path: Path, n_labels: int | None) -> MultilabelData:
@@ -469,9 +521,14 @@ def _sparse_npz(path: Path, n_labels: int | None) -> MultilabelData:
         raise ValueError(f"n_labels (--labels) is required to read {path.name}: it holds one sparse matrix "
                          "whose last n_labels columns are the labels")
     check_scalar(n_labels, "n_labels", low=1, integer=True)
-    matrix = load_npz(path).tocsr()
+    try:   # the archive reads (load_file checked it); its arrays may still not make a valid matrix
+        matrix = load_npz(path).tocsr()
+        matrix.check_format(full_check=True)
+    except (ValueError, TypeError, IndexError) as exc:
+        raise ValueError(f"{path} is not a valid scipy.sparse matrix ({exc})") from None
     if n_labels >= matrix.shape[1]:
-        raise ValueError(f"{path}: n_labels={n_labels} but the matrix has {matrix.shape[1]} columns")
+        raise ValueError(f"{path}: n_labels={n_labels} but the matrix has {matrix.shape[1]} columns; it needs "
+                         f"at least one feature column before the {n_labels} label column(s)")
     d = matrix.shape[1] - n_labels
     X, Y = matrix[:, :d], matrix[:, d:].toarray()
     if not np.all((Y == 0) | (Y == 1)):

@@ -16,7 +16,10 @@ the memory the system has available (:func:`available_memory`): when it cannot f
 ``ValueError`` says how much it would need and how much there is, rather than the process swapping
 or being killed. Every Gram matrix computed here is checked finite: a kernel that overflows float64 (e.g.
 ``poly`` with a large ``degree`` and ``gamma``) raises a ``ValueError`` naming its parameters
-instead of reaching a solver as ``inf``.
+instead of reaching a solver as ``inf``. The estimators also refuse, in ``fit`` and in every
+prediction, an ``X`` with a row whose ``‖x‖²`` overflows (:func:`check_row_norms`): the linear
+routes that work on X itself form no Gram matrix to check, and ``‖a‖² + ‖b‖² − 2⟨a, b⟩`` would
+cancel to NaN; and ``gamma="scale"`` whose ``Var X`` overflows.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from scipy.sparse import issparse
 from mlsvm.data import check_scalar
 
 __all__ = ["KERNELS", "Kernel", "make_kernel", "check_gram", "gram_factor", "available_memory", "gram_bytes",
-           "check_gram_memory"]
+           "check_gram_memory", "check_row_norms"]
 
 KERNELS = ("linear", "rbf", "poly", "precomputed")
 
@@ -140,17 +143,17 @@ class Kernel:
         B = A if B is None else B
         check_gram_memory(A.shape[0], B.shape[0], sparse_input=issparse(A) or issparse(B), kernel=self.name,
                           what="training Gram matrix" if symmetric else "test-vs-training Gram matrix")
-        # A @ A.T runs as a symmetric rank-k update (syrk): the result is exactly symmetric, and
-        # every step below keeps it so, without a symmetrising pass over n² entries.
-        gram = A @ B.T
-        if issparse(gram):   # sparse A and B: the product's summation order is not symmetric in
-            gram = gram.toarray()   # (i, j), so the train Gram matrix is symmetrised: (G + Gᵀ)/2
-            if symmetric:
-                gram += gram.T
-                gram *= 0.5
-        gram = np.asarray(gram)   # sparse @ dense gives an ndarray; never an np.matrix downstream
         # overflow is detected below, once, on the result; numpy's warnings would only add noise
         with np.errstate(over="ignore", invalid="ignore"):
+            # A @ A.T runs as a symmetric rank-k update (syrk): the result is exactly symmetric, and
+            # every step below keeps it so, without a symmetrising pass over n² entries.
+            gram = A @ B.T
+            if issparse(gram):   # sparse A and B: the product's summation order is not symmetric in
+                gram = gram.toarray()   # (i, j), so the train Gram matrix is symmetrised: (G + Gᵀ)/2
+                if symmetric:
+                    gram += gram.T
+                    gram *= 0.5
+            gram = np.asarray(gram)   # sparse @ dense gives an ndarray; never an np.matrix downstream
             if self.name == "poly":
                 gram *= self.gamma
                 gram += self.coef0
@@ -181,6 +184,26 @@ class Kernel:
             f"the {which} Gram matrix of kernel={self.name!r}{parameters} has {bad} NaN or infinite "
             f"entr{'y' if bad == 1 else 'ies'}: {formula} overflowed float64 (largest finite value "
             f"{np.finfo(np.float64).max:.3g}); {advice}")
+
+
+def check_row_norms(X, name: str = "X") -> None:
+    """Raise a ``ValueError`` when a row's squared norm ``‖x‖²`` overflows float64: every kernel's
+    inner products with that row (and a linear model's scores, computed from X without a Gram
+    matrix) would overflow, or cancel to NaN in ``‖a‖² + ‖b‖² − 2⟨a, b⟩``.
+
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n, d)
+        Validated features.
+    name : str, default="X"
+        The argument's name, for the message.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = _squared_norms(X)
+    bad = int(np.count_nonzero(~np.isfinite(norms)))
+    if bad:
+        raise ValueError(f"{name} has {bad} row(s) whose squared norm ‖x‖² overflows float64 (largest finite "
+                         f"value {np.finfo(np.float64).max:.3g}): its inner products would overflow; scale {name}")
 
 
 def _squared_norms(A) -> np.ndarray:
@@ -222,8 +245,13 @@ def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> 
             raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
         if X is None:
             raise ValueError(f"gamma={gamma!r} needs the training data X to be resolved")
-        variance = _variance(X) if gamma == "scale" else 1.0
-        gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported below, in X's terms
+            variance = _variance(X) if gamma == "scale" else 1.0
+            gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+        if not (np.isfinite(variance) and 0.0 < gamma < np.inf):
+            raise ValueError(f"gamma='scale' is 1 / (n_features · Var X), and computing it overflows float64 "
+                             f"(largest finite value {np.finfo(np.float64).max:.3g}; got Var X = {variance:g}): "
+                             "scale X, or pass a numeric gamma")
     else:
         check_scalar(gamma, "gamma", low=0.0, low_open=True)
     return Kernel(kernel, float(gamma), int(degree), float(coef0))

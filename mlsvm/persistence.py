@@ -15,7 +15,6 @@ import importlib
 import json
 import os
 import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -255,24 +254,10 @@ def _read_archive(path: Path) -> dict:
         raise FileNotFoundError(f"model file not found: {path}")
     if path.is_dir():
         raise ModelFileError(f"{path} is a directory, not an mlsvm model file (.npz)")
-    with path.open("rb") as handle:
-        magic = handle.read(6)
-    if magic.startswith(b"\x93NUMPY"):
-        raise ModelFileError(f"{path} is a single numpy array (.npy), not an mlsvm model file (.npz written "
-                             "by save_model or 'mlsvm fit --out')")
-    if not magic.startswith(b"PK"):
-        raise ModelFileError(f"{path} is not a readable mlsvm model file: not a .npz archive (models are "
-                             "written by save_model or 'mlsvm fit --out')")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {name: archive[name] for name in archive.files}
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():   # numpy's advice to load it unsafely is not passed on
-            raise ModelFileError(f"{path} is not an mlsvm model file: it holds Python objects (pickle), "
-                                 "which mlsvm model files never do and mlsvm never loads") from None
-        raise ModelFileError(f"{path} is not a readable mlsvm model file ({exc})") from None
-    except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelFileError(f"{path} is not a readable mlsvm model file ({exc})") from None
+    from mlsvm.data import read_npz
+
+    return read_npz(path, "mlsvm model file", ModelFileError,
+                    " (models are .npz files written by save_model or 'mlsvm fit --out')")
 
 
 def _check_state_name(cls, key: str) -> None:

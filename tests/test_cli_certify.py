@@ -44,3 +44,10 @@ def test_export_reference_check_and_bad_paths(case, tmp_path):
     assert result.returncode == 2 and "is not an existing directory" in result.stderr
     result = _run("certify", str(case), "--solution", str(case / "case.json"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
+    damaged = tmp_path / "damaged.npz"
+    good = tmp_path / "whole.npz"
+    np.savez(good, coef=np.load(case / "primal_coef.npy"))
+    damaged.write_bytes(good.read_bytes()[:60])
+    result = _run("certify", str(case), "--solution", str(damaged))
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "unexpected" not in result.stderr
+    assert f"{damaged} is not a readable solution file: a damaged .npz archive" in result.stderr

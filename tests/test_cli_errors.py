@@ -136,6 +136,29 @@ def test_yeast_like_label_count_mismatch_warns_naming_the_column(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+def test_damaged_data_files_are_clear(tiny, tmp_path):
+    """A truncated .npz and a ragged CSV: one line naming the file (and the line), no traceback."""
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(tiny.read_bytes()[:100])
+    _fails_clearly(_mlsvm("fit", "MatrixSVM", "--train", truncated),
+                   f"{truncated} is not a readable data file: a damaged .npz archive")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("1,2,0\n3,4,1\n5,6\n")
+    _fails_clearly(_mlsvm("evaluate", ragged, "--labels", "1", "--model", "MatrixSVM"),
+                   f"{ragged}:3: 2 columns where the lines before have 3")
+
+
+def test_cross_validation_problems_are_clear(tmp_path):
+    """A seed outside scikit-learn's range is an argument error; a class too small for the folds is
+    named with the class sizes, not reported as a fold's "Y has one class"."""
+    rare = tmp_path / "rare.npz"
+    np.savez(rare, X=np.random.default_rng(0).random((10, 2)), Y=np.array([0] * 9 + [1]))
+    _fails_clearly(_mlsvm("evaluate", rare, "--model", "SMSVM", "--seed", "-1"),
+                   "argument --seed: must be at least 0; got -1")
+    _fails_clearly(_mlsvm("evaluate", rare, "--model", "SMSVM", "--cv", "3"),
+                   "--cv 3: a fold's training part holds only class 0 (class sizes: {0: 9, 1: 1})")
+
+
 def test_saved_model_problems_are_clear(tiny, tmp_path):
     import pickle
 

@@ -1,5 +1,6 @@
 """ARFF loading: the reference files have the documented shapes; malformed files give clear errors."""
 
+import re
 import warnings
 
 import numpy as np
@@ -54,6 +55,7 @@ def test_dense_and_sparse_rows(tmp_path):
     ("@relation t\n@attribute\n@data\n", 1, "malformed @attribute"),
     (HEADER.replace("l2 {0,1}", "l2 {a,b}") + "1,2,1,0\n", 2, "declared"),
     (HEADER + "{0 1,9 1}\n", 2, "malformed sparse entry"),
+    (HEADER + "1,'2,1,0\n", 2, r"data.arff:7: No closing quotation \(an unmatched quote\)"),
 ])
 def test_malformed_files(tmp_path, body, n_labels, message):
     with pytest.raises(ArffError, match=message):
@@ -165,6 +167,77 @@ def test_load_file_reads_a_sparse_npz(tmp_path):
         load_file(path)
     sparse_arff = load_file(_write(tmp_path, SPARSE_HEADER + SPARSE_BODY), n_labels=2)
     assert sp.isspmatrix_csr(sparse_arff.X)
+
+
+def _npz_cases(tmp_path):
+    """Data files that are not what load_file reads, each with the words its error must hold."""
+    good = tmp_path / "good.npz"
+    sp.save_npz(good, sp.csr_matrix(np.array([[1.0, 0.0, 1.0], [0.0, 2.0, 0.0]])))
+    raw = dict(np.load(good))
+    cases = {
+        "text.npz": (lambda p: p.write_text("hello"), "not a .npz archive"),
+        "truncated.npz": (lambda p: p.write_bytes(good.read_bytes()[:100]), "a damaged .npz archive"),
+        "single.npz": (lambda p: p.write_bytes(_npy_bytes()), "single numpy array (.npy)"),
+        "objects.npz": (lambda p: np.savez(p, X=np.array([{"a": 1}], dtype=object), Y=np.ones(1)),
+                        "holds Python objects (pickle), which mlsvm never loads"),
+        "flat.npz": (lambda p: np.savez(p, X=np.arange(3.0), Y=np.ones(3)), "X must be a 2-D array"),
+        "scalar.npz": (lambda p: np.savez(p, X=np.ones((3, 2)), Y=np.array(1)), "Y must be a 1-D class vector"),
+        "indices.npz": (lambda p: np.savez(p, **{**raw, "indices": raw["indices"] + 5}),
+                        "not a valid scipy.sparse matrix (indices must be < 3)"),
+        "pointer.npz": (lambda p: np.savez(p, **{**raw, "indptr": raw["indptr"][::-1]}),
+                        "not a valid scipy.sparse matrix"),
+    }
+    return cases
+
+
+def _npy_bytes() -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.ones(3))
+    return buffer.getvalue()
+
+
+def test_load_file_names_what_is_wrong_with_an_npz(tmp_path):
+    """A damaged or foreign .npz is a ValueError naming the file and what it holds instead, never
+    NumPy's advice to unpickle, a zip or index error, or a matrix with entries out of its shape."""
+    for name, (write, message) in _npz_cases(tmp_path).items():
+        path = tmp_path / name
+        write(path)
+        with pytest.raises(ValueError, match=re.escape(message)) as caught:
+            load_file(path, n_labels=1)
+        assert str(path) in str(caught.value)
+        assert "allow_pickle" not in str(caught.value) and "pickle.load" not in str(caught.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1,2,0\n3,x,1\n", ":2: column 2 is 'x', not a number"),
+    ("a,b,y\n1,2,0\n3,4\n", ":3: 2 columns where the lines before have 3"),
+    ("", "holds no data rows"),
+    ("a,b,y\n", "holds no data rows"),
+    ("1,0\n2,1\n", "needs at least one feature column before the 2 label column(s)"),
+])
+def test_load_file_names_the_line_of_a_bad_csv(tmp_path, text, message):
+    """The file and line in our words: not NumPy's (``usecols``) nor its warning on an empty table."""
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=re.escape(message)) as caught:
+            load_file(path, n_labels=2 if "feature column" in message else 1)
+    assert str(path) in str(caught.value) and "usecols" not in str(caught.value)
+
+
+def test_csv_header_is_a_line_that_is_not_numbers(tmp_path):
+    """A first line of numbers is data even when it holds nan or inf (they read as numbers)."""
+    path = tmp_path / "data.csv"
+    path.write_text("1,nan,0\n3,4,1\n-inf,1e-3,1\n")
+    data = load_file(path, n_labels=1)
+    assert data.X.shape == (3, 2) and np.isnan(data.X[0, 1]) and data.X[2, 0] == -np.inf
+    np.testing.assert_array_equal(data.Y[:, 0], [0, 1, 1])
+    path.write_text("a, b ,label\n1,2,0\n")
+    data = load_file(path, n_labels=1)
+    assert data.feature_names == ["a", "b"] and data.label_names == ["label"] and data.X.shape == (1, 2)
 
 
 @pytest.mark.realdata

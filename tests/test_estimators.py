@@ -139,3 +139,19 @@ def test_two_classes_follow_scikit_learns_binary_convention(name, multiclass):
     if name in MULTILABEL:
         Y = np.column_stack([y == 0, y == 1]).astype(int)
         assert _make(name).fit(X, Y).decision_function(X).shape == (X.shape[0], 2)
+
+
+@pytest.mark.parametrize("name", [n for n in mlsvm.__all__ if n != "__version__"])
+def test_random_state_is_checked_for_every_solver(name):
+    """A seed NumPy cannot use is a ValueError naming random_state, whichever solver runs (it was
+    NumPy's "SeedSequence expects int or sequence of ints" from the randomised solvers only, and
+    silently ignored by the others); every form NumPy accepts still fits."""
+    cls = getattr(mlsvm, name)
+    data = make_multilabel(12, 3, 2, random_state=0)
+    target = np.arange(12) % 3 if cls._single_output else data.Y
+    for seed in ("seed", -1, 1.5):
+        with pytest.raises(ValueError, match=rf"random_state must be None, a non-negative int or a numpy "
+                                             rf"Generator; got {seed!r}"):
+            cls(random_state=seed).fit(data.X, target)
+    for seed in (None, 3, np.int64(3), np.random.default_rng(3), np.random.RandomState(3)):
+        cls(random_state=seed, tol=1e-4).fit(data.X, target)

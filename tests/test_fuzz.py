@@ -61,6 +61,7 @@ EDGES = {
     "gamma_b": [1e-8, 1.0, 0.0],
     "d_max": [1, 5, 0],
     "kappa": [1, 25, 0],
+    "random_state": [None, 0, 2**40, -1, "seed"],
 }
 
 
@@ -70,7 +71,7 @@ def _hostile_X(draw, n: int, d: int):
     X = rng.standard_normal((n, d)) if X == "normal" else rng.integers(-3, 4, (n, d)).astype(float)
     X = X * 10.0 ** draw(st.sampled_from([-6, 0, 0, 6]))
     twist = draw(st.sampled_from(["none", "constant column", "duplicated rows", "float32",
-                                  "numeric strings", "sparse", "nan"]))
+                                  "numeric strings", "sparse", "nan", "near the float limit"]))
     if twist == "constant column":
         X[:, 0] = 3.0
     elif twist == "duplicated rows" and n > 1:
@@ -84,6 +85,8 @@ def _hostile_X(draw, n: int, d: int):
         X = sp.csr_matrix(X)
     elif twist == "nan":
         X[0, 0] = np.nan
+    elif twist == "near the float limit":   # every product and square overflows float64
+        X = X / np.max(np.abs(X), initial=1.0) * 1e308
     return X, twist
 
 

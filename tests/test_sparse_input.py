@@ -187,6 +187,37 @@ def test_overflowing_gram_matrix_names_the_kernel_parameters(name):
         model.decision_function(1e12 * X)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_features_near_the_float_limit_are_a_clear_error(sparse):
+    """Entries near 1.8e308: gamma="scale" (Var X) overflows, and so does ‖x‖², hence every kernel's
+    inner products. Each is one ValueError in this library's words, raised before any solver runs,
+    with no numpy warning before it. Found by the fuzz harness: the RBF fit warned twice and then
+    blamed a Gram matrix "with gamma=0"; OvNSVM's linear route raised LinAlgError('Singular
+    matrix'); MLODM's stopped in np.histogram on NaN margins; a one-point RBF fit succeeded (its
+    Gram matrix is [[1]]) and predict on the same point failed."""
+    rng = np.random.default_rng(0)
+    X = np.full((12, 3), 1e308) * rng.choice([-1.0, 1.0], (12, 3))
+    X = sp.csr_matrix(X) if sparse else X
+    Y = (rng.random((12, 3)) < 0.5).astype(int)
+    Y[:, 0], Y[:, 1] = 1, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # ‖x‖² finite (1.69e308) while Σ (x − mean)² is not
+        wide = np.array([[1.3e154], [-1.3e154]])
+        with pytest.raises(ValueError, match=r"gamma='scale' is 1 / \(n_features · Var X\), and computing it "
+                                             r"overflows float64.*pass a numeric gamma"):
+            make_kernel("rbf", "scale", X=sp.csr_matrix(wide) if sparse else wide)
+        norms = r"X has 12 row\(s\) whose squared norm ‖x‖² overflows float64.*scale X"
+        for name in ("RankSVM", "OvNSVM", "MLODM", "MatrixSVM", "SM3L", "SMSVM"):
+            target = np.arange(12) % 3 if name == "SMSVM" else Y
+            for kernel in ("linear", "rbf"):
+                with pytest.raises(ValueError, match=norms):
+                    getattr(mlsvm, name)(kernel=kernel, gamma=1.0).fit(X, target)
+            model = getattr(mlsvm, name)(kernel="linear").fit(X * 1e-308, target)   # a test point too large
+            with pytest.raises(ValueError, match=r"X has 1 row\(s\) whose squared norm"):
+                model.decision_function(X[:1])
+
+
 def test_sparse_mm_first_basis_point_may_be_an_empty_row():
     """Alg. 4 starts from a random example; an empty row (linear kernel: K_jj = 0) has pivot 0 and
     made the incomplete Cholesky divide by zero (found by the draws above). Now another example

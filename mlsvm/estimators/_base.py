@@ -28,7 +28,7 @@ from mlsvm import registry
 from mlsvm.estimators._docs import fill
 from mlsvm.data import LabelTarget, check_class_vector, check_X, check_X_Y, check_scalar
 from mlsvm.formulations.evaluation import Evaluation
-from mlsvm.kernels import check_gram, make_kernel
+from mlsvm.kernels import check_gram, check_row_norms, make_kernel
 from mlsvm.report import FitReport, build_report
 from mlsvm.solvers.result import SolverResult
 
@@ -121,9 +121,16 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         check_scalar(self.tol, "tol", low=0.0, low_open=True)
         if self.max_iter is not None:   # None: each solver's own budget (where an estimator allows it)
             check_scalar(self.max_iter, "max_iter", low=1, integer=True)
+        try:   # checked here for every solver, rather than by NumPy inside the one that draws from it
+            np.random.default_rng(self.random_state)
+        except (TypeError, ValueError):
+            raise ValueError(f"random_state must be None, a non-negative int or a numpy Generator; got "
+                             f"{self.random_state!r}") from None
         if self._single_output:
             Y = check_class_vector(Y, "y")
         X, target = check_X_Y(X, Y)
+        if self.kernel != "precomputed":   # before any route: the linear ones form no Gram matrix to check
+            check_row_norms(X)
         given = Y.dtype if issparse(Y) else np.asarray(Y).dtype   # a sparse Y arrives as a dense indicator
         self._indicator_dtype = given.str if given.kind in "biuf" else "|i1"  # predict returns Y's dtype
         gram = self._train_gram(X)
@@ -158,6 +165,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
             return gram
         X = check_X(X, "X")
         check_n_features(self, X)
+        check_row_norms(X)
         return self.kernel_(X, self.X_fit_)
 
     def _scores(self, X) -> np.ndarray:
@@ -170,6 +178,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "fit_report_")
         X = check_X(X, "X")
         check_n_features(self, X)
+        check_row_norms(X)
         return np.asarray(X @ self.coef_) + self.intercept_
 
     def decision_function(self, X) -> np.ndarray:

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from mlsvm.data import check_X
 from mlsvm.estimators._base import KernelMultilabelEstimator, check_n_features
 from mlsvm.formulations import sparse_mm as form
-from mlsvm.kernels import make_kernel
+from mlsvm.kernels import check_row_norms, make_kernel
 
 __all__ = ["SMSVM", "SM3L"]
 
@@ -85,6 +85,7 @@ min_rel_decrease : float
         check_is_fitted(self, "fit_report_")
         X = check_X(X, "X", n_samples=None)
         check_n_features(self, X)
+        check_row_norms(X)
         if self.kernel == "linear":   # X (X_Jᵀ A): no m × |J| test Gram matrix (m × n for the full model)
             return np.asarray(X @ np.asarray(self.X_fit_[self.basis_indices_].T @ self.coef_))
         return self.kernel_(X, self.X_fit_[self.basis_indices_]) @ self.coef_
