@@ -92,9 +92,9 @@ def test_ovn_hard_w_weights_that_do_not_sum_to_zero_are_infeasible():
 
 def test_weights_need_the_linear_kernel_and_the_right_shape():
     primal, _ = _optimum_as_weights(mlsvm.RankSVM, {}, "beta")
-    with pytest.raises(ValueError, match=r"primal\['W'\] needs the linear kernel"):
+    with pytest.raises(ValueError, match=r"solution\['W'\] needs the linear kernel"):
         certify("RankSVM", DATA.X, DATA.Y, primal, kernel="rbf", gamma=0.5)
-    with pytest.raises(ValueError, match=r"primal\['W'\] must have shape \(4, 3\)"):
+    with pytest.raises(ValueError, match=r"solution\['W'\] must have shape \(d, q\) = \(4, 3\); got \(3, 4\)"):
         certify("RankSVM", DATA.X, DATA.Y, dict(primal, W=primal["W"].T), kernel="linear")
 
 

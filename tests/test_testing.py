@@ -34,7 +34,8 @@ def _optimum(cls, **params):
 
 
 def _scaled(values: dict, factor: float) -> dict:
-    return {key: factor * np.asarray(value) for key, value in values.items()}
+    """The point's arrays times ``factor``; a basis J (indices of training points) is kept."""
+    return {key: value if key == "basis" else factor * np.asarray(value) for key, value in values.items()}
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=[c.__name__ for c in ESTIMATORS])
@@ -79,3 +80,44 @@ def test_an_infeasible_point_is_reported_infeasible():
     assert "infeasible" in str(certificate)
     biased = dict(primal, b=np.asarray(primal["b"]) + 0.1)
     assert "infeasible" in str(certify("OvNSVM", DATA.X, DATA.Y, biased, **params))
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=[c.__name__ for c in ESTIMATORS])
+def test_a_hostile_solution_is_a_clear_error_or_fails_never_a_raw_exception(cls):
+    """Every malformed solution is a ValueError (TypeError for a non-mapping) naming the entry, before
+    anything is graded; a point far off (entries at 1e300) is NOT OPTIMAL without a numpy warning.
+    Before: MatrixSVM's alpha with two extra unit dimensions was graded and passed; a misspelt name
+    was ignored; a missing ``b`` was a KeyError; NaN or a wrong shape surfaced as NumPy's warnings or
+    broadcasting errors."""
+    params = dict(kernel="rbf", gamma=0.5)
+    primal, dual = _optimum(cls, **params)
+    point = {**primal, **dual}
+    main = "beta" if "beta" in primal else "coef"
+    dual_name = sorted(dual)[0]
+
+    def fails(solution, error, message):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(error, match=message):
+                certify(cls, DATA.X, _targets(cls), solution, **params)
+
+    fails(dict(point, **{main: np.where(np.arange(point[main].size).reshape(point[main].shape) == 0, np.nan,
+                                          point[main])}),
+          ValueError, rf"solution\['{main}'\] holds NaN or infinite entries")
+    fails(dict(point, **{dual_name: np.asarray(point[dual_name])[..., None, None]}), ValueError,
+          rf"solution\['{dual_name}'\] must have shape")
+    fails(dict(point, **{main: np.asarray(point[main]).T}), ValueError, rf"solution\['{main}'\] must have shape")
+    fails(dict(point, Coef=point[main]), ValueError, rf"solution has 'Coef', which {cls.__name__} does not read")
+    fails(dict(point, **{main: np.asarray(point[main]).astype(str)}), ValueError,
+          rf"solution\['{main}'\] must be an array of real numbers")
+    fails([point[main]], TypeError, "solution must be a dict of named arrays; got list")
+    if len(dual) > 1:   # a dual point with a part missing (a one-name dual removed is a primal point)
+        fails({key: value for key, value in point.items() if key != dual_name}, ValueError,
+              rf"dual point needs all of .*'{dual_name}'")
+    if "b" in primal:
+        fails({key: value for key, value in point.items() if key != "b"}, ValueError,
+              rf"solution must hold a primal point .*'b'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        far = certify(cls, DATA.X, _targets(cls), dict(point, **{main: 1e300 * np.ones_like(point[main])}), **params)
+    assert not far.passed

@@ -16,7 +16,9 @@ certified bracket ``[D_ref, P_ref]`` of the optimal value, and states:
 
 ``solution`` is a dict with the names the formulation's ``evaluate`` reads (its docstring lists
 them, e.g. ``{"coef": (n, q)}`` for Matrix-SVM and mLODM, plus the dual variables such as
-``{"alpha": ...}`` when a dual point is given). :func:`solution_keys` lists them per model.
+``{"alpha": ...}`` when a dual point is given). :func:`solution_keys` lists them per model, with
+their shapes; a name outside that list, an entry of another shape, or one that is not finite real
+numbers is a ``ValueError`` naming it, before anything is graded.
 ``assert_optimal`` is the pytest form: it raises ``AssertionError`` with the verdict.
 """
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -32,10 +35,39 @@ from sklearn.exceptions import ConvergenceWarning
 from mlsvm import registry
 from mlsvm.formulations.evaluation import relative_gap
 
-__all__ = ["Certificate", "certify", "assert_optimal", "estimator_class"]
+__all__ = ["Certificate", "certify", "assert_optimal", "estimator_class", "solution_keys"]
 
 #: relative gap the reference solve is asked for (well below any rtol a user asks of their point)
 REFERENCE_TOL = 1e-10
+
+#: the names each formulation's ``evaluate`` reads, and their shapes: n training points, q labels
+#: (classes for SMSVM), P ranking pairs, d the columns of the linear kernel's features as the
+#: problem holds them, m the basis size ``|J|`` (SMSVM/SM3L: the length of ``basis``). A name
+#: outside the table would be ignored by ``evaluate`` (and a misspelt primal name would let the dual
+#: stand in for it), so it is an error.
+_SOLUTION_SHAPES = {
+    "matrix_svm": {"coef": ("n", "q"), "W": ("d", "q"), "b": ("q",), "alpha": ("n", "q")},
+    "mlodm": {"coef": ("n", "q"), "W": ("d", "q"), "alpha": ("P",), "beta": ("P",)},
+    "ovn": {"coef": ("n", "q"), "W": ("d", "q"), "b": ("q",), "Lam": ("n", "q"), "nu": ()},
+    "rank_binary": {"coef": ("n", "q"), "b": ("q",), "alpha": ("n", "q"), "lam": ("q",)},
+    "rank_svm": {"beta": ("n", "q"), "W": ("d", "q"), "b": ("q",), "alpha": ("P",)},
+    # F: the training scores a solver may return beside A (not graded: evaluate recomputes them)
+    "sparse_mm": {"coef": ("m", "q"), "basis": ("m",), "W": ("d", "q"), "mu": ("n", "q"), "F": ("n", "q")},
+}
+
+#: the primal points each ``evaluate`` grades (a solution holds one of these sets; a set without
+#: coefficients — coef, W, beta — takes the primal point the dual implies, and then no coefficients
+#: may be given), the names its dual point needs (all of them, or no dual point) and those it may add
+#: (OvN's ``nu``; without it, the mean class mass)
+_SOLUTION_FORMS = {
+    "matrix_svm": ([{"coef"}, {"W"}, set()], {"alpha"}, set()),
+    "mlodm": ([{"coef"}, {"W"}, set()], {"alpha", "beta"}, set()),
+    "ovn": ([{"coef", "b"}, {"W", "b"}], {"Lam"}, {"nu"}),
+    "rank_binary": ([{"coef", "b"}, set()], {"alpha", "lam"}, set()),
+    "rank_svm": ([{"beta", "b"}, {"W", "b"}, {"b"}], {"alpha"}, set()),
+    "sparse_mm": ([{"coef"}, {"W"}], {"mu"}, set()),
+}
+_COEFFICIENTS = {"coef", "W", "beta"}
 
 
 def estimator_class(model):
@@ -148,12 +180,91 @@ class Certificate:
         return "\n".join(lines)
 
 
+def solution_keys(model) -> dict:
+    """The names :func:`certify` accepts in a solution of ``model`` and their shapes, e.g.
+    ``{"coef": "(n, q)", "alpha": "(n, q)", ...}`` for Matrix-SVM (n training points, q labels or
+    classes, P ranking pairs, d feature columns of the linear kernel's problem, m = ``|J|``).
+
+    Parameters
+    ----------
+    model : str, class or estimator
+        The model.
+    """
+    shapes = _SOLUTION_SHAPES[estimator_class(model)._registry_model]
+    return {name: "(" + ", ".join(shape) + ("," if len(shape) == 1 else "") + ")" for name, shape in shapes.items()}
+
+
+def _checked_solution(solution, cls, problem, n_labels: int) -> dict:
+    """The user's solution as finite float64 arrays of the shapes :func:`solution_keys` lists;
+    a ``ValueError`` (``TypeError`` for a solution that is not a mapping) naming the entry
+    otherwise. Without it NumPy's broadcasting or shape errors surfaced from ``evaluate``, a
+    misspelt name was ignored, and an array with extra unit dimensions could be graded."""
+    if not isinstance(solution, Mapping):
+        raise TypeError(f"solution must be a dict of named arrays; got {type(solution).__name__}")
+    shapes = _SOLUTION_SHAPES[cls._registry_model]
+    unknown = [key for key in solution if key not in shapes]
+    if unknown:
+        raise ValueError(f"solution has {', '.join(map(repr, unknown))}, which {cls.__name__} does not read; "
+                         f"it reads {solution_keys(cls)}")
+    primal_forms, dual_names, optional = _SOLUTION_FORMS[cls._registry_model]
+    given = set(solution)
+    if given & (dual_names | optional) and not dual_names <= given:
+        raise ValueError(f"solution's dual point needs all of {sorted(dual_names)}; "
+                         f"{sorted(dual_names - given)} missing")
+    if not any(form <= given and (form & _COEFFICIENTS or (dual_names <= given and not given & _COEFFICIENTS))
+               for form in primal_forms):
+        forms = " or ".join(str(sorted(form)) for form in primal_forms if form)
+        raise ValueError(f"solution must hold a primal point {forms} of {cls.__name__}"
+                         + (f", or a dual point {sorted(dual_names)}" if set() in primal_forms else "")
+                         + f"; got {sorted(given)}")
+    arrays = {}
+    for key, value in solution.items():
+        if key == "W" and given & {"coef", "beta"}:
+            continue   # evaluate grades W only without the coefficients over the training points
+        try:
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf":
+                raise TypeError
+            arrays[key] = array.astype(np.float64)
+        except (TypeError, ValueError):
+            kind = getattr(value, "dtype", None) or type(value).__name__
+            raise ValueError(f"solution[{key!r}] must be an array of real numbers; got {kind}") from None
+        if not np.all(np.isfinite(arrays[key])):
+            raise ValueError(f"solution[{key!r}] holds NaN or infinite entries: it is not a point of the problem")
+    features = getattr(problem, "features", None)
+    gram = getattr(problem, "gram", None)
+    sizes = {"n": (gram.shape[0] if gram is not None else features.shape[0]), "q": n_labels}
+    if hasattr(problem, "pairs"):
+        sizes["P"] = problem.pairs.n_pairs
+    if features is not None:
+        sizes["d"] = features.shape[1]
+    if "basis" in arrays:
+        basis = arrays["basis"]
+        if basis.ndim != 1 or not np.array_equal(basis, np.round(basis)) or basis.size == 0 \
+                or basis.min() < 0 or basis.max() >= sizes["n"] or np.unique(basis).size != basis.size:
+            raise ValueError(f"solution['basis'] must list distinct training-point indices in 0..{sizes['n'] - 1}")
+        sizes["m"] = basis.size
+    elif cls._registry_model == "sparse_mm":
+        sizes["m"] = problem.basis.size if problem.basis is not None else sizes["n"]
+    for key, array in arrays.items():
+        if any(symbol not in sizes for symbol in shapes[key]):
+            raise ValueError(f"solution[{key!r}] needs the linear kernel's features (kernel='linear')")
+        expected = tuple(sizes[symbol] for symbol in shapes[key])
+        if array.shape != expected and array.size == math.prod(expected) and array.ndim < len(expected) \
+                and expected[-1:] == (1,):   # one label or class: (n,) for (n, 1), a scalar for (1,)
+            array = arrays[key] = array.reshape(expected)
+        if array.shape != expected:
+            raise ValueError(f"solution[{key!r}] must have shape {solution_keys(cls)[key]} = {expected}; "
+                             f"got {array.shape}")
+    return arrays
+
+
 def _split(solution: dict, dual_names) -> tuple[dict, dict | None]:
-    """The user's dict split into the primal and dual dicts ``evaluate`` reads (the dual names are
-    those of the reference solver's dual point)."""
+    """The checked solution split into the primal and dual dicts ``evaluate`` reads (the dual names
+    are those of the reference solver's dual point)."""
     primal, dual = {}, {}
     for key, value in solution.items():
-        (dual if key in dual_names else primal)[key] = np.asarray(value, dtype=np.float64)
+        (dual if key in dual_names else primal)[key] = value
     return primal, (dual or None)
 
 
@@ -192,8 +303,9 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
     gram, indicator = estimator._training_data(X, Y)
     spec = registry.model(cls._registry_model)
     problem = estimator._problem(gram, indicator)
-    primal, dual = _split(solution, spec.dual_names)
-    user = spec.formulation.evaluate(problem, primal, dual)
+    primal, dual = _split(_checked_solution(solution, cls, problem, indicator.shape[1]), spec.dual_names)
+    with np.errstate(over="ignore", invalid="ignore"):   # a point far off overflows: inf and NaN fail below
+        user = spec.formulation.evaluate(problem, primal, dual)
     # a point may fix part of the problem itself (SMSVM/SM3L: its basis J): the reference then
     # solves the problem the point is graded on, with the formulation's CVXPY dual
     graded = user.extra.get("problem", problem)
@@ -207,7 +319,8 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
         reference_name, reference = _solve_reference(spec, graded, run_params | {"solver": "cvxpy"})
         reference_eval = spec.formulation.evaluate(graded, reference.primal, reference.dual)
     p_user, d_ref = user.primal_objective, reference_eval.dual_objective
-    suboptimality = float(relative_gap(p_user, d_ref))
+    with np.errstate(over="ignore", invalid="ignore"):
+        suboptimality = float(relative_gap(p_user, d_ref))
     reference_slack = max(abs(reference_eval.relative_gap), 1e-12)
     scores, reference_scores = user.extra.get("scores"), reference_eval.extra.get("scores")
     difference = float("nan")
@@ -229,7 +342,11 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
                         f"{suboptimality:.2e}): the point is infeasible for this problem")
     if dual is not None:
         d_user = user.dual_objective
-        if float(relative_gap(reference_eval.primal_objective, d_user)) < -reference_slack - rtol:
+        with np.errstate(over="ignore", invalid="ignore"):
+            dual_excess = float(relative_gap(reference_eval.primal_objective, d_user))
+        if not math.isfinite(d_user):
+            failures.append(f"dual objective is {d_user}")
+        elif dual_excess < -reference_slack - rtol:
             failures.append(f"dual objective {d_user:.12g} above the certified upper bound "
                             f"{reference_eval.primal_objective:.12g}: the dual point is infeasible")
         for name, value in user.kkt.items():
