@@ -155,3 +155,29 @@ def test_random_state_is_checked_for_every_solver(name):
             cls(random_state=seed).fit(data.X, target)
     for seed in (None, 3, np.int64(3), np.random.default_rng(3), np.random.RandomState(3)):
         cls(random_state=seed, tol=1e-4).fit(data.X, target)
+
+
+def test_hyperparameters_at_the_float_limit_end_in_an_error_or_an_honest_warning():
+    """A weight λ of 1e-300 or a C of 1e300: the solvers overflow. Each fit either fails with a
+    ValueError naming the estimator's parameters (a factorization broke down: it was a LinAlgError
+    from inside SM3L's Newton step, or SciPy's "array must not contain infs or NaNs" from SMSVM's)
+    or ends converged=False with the solver's ConvergenceWarning, never with a NumPy warning
+    (MatrixSVM, Rank-SVM and OvN let overflow warnings out; the report's relative gap warned too)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    data = make_multilabel(40, 3, 3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"SM3L\(lam=1e-300, random_state=0\): the solver broke down in "
+                                             r"floating point \(potrf failed"):
+            mlsvm.SM3L(lam=1e-300, random_state=0).fit(data.X, data.Y)
+    for cls, params in [(mlsvm.MatrixSVM, dict(C=1e300)), (mlsvm.RankSVM, dict(C=1e300)),
+                        (mlsvm.OvNSVM, dict(beta=1e300))]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = cls(**params).fit(data.X, data.Y).fit_report_
+        assert not report.converged
+        assert [w.category for w in caught] and all(w.category is ConvergenceWarning for w in caught), \
+            [f"{w.category.__name__}: {w.message}" for w in caught]

@@ -47,7 +47,7 @@ OWN_WARNINGS = (ConvergenceWarning, DataConversionWarning, UncenteredDataWarning
 
 #: hyperparameter values at and beyond the edges of their domains, per name
 EDGES = {
-    "C": [1e-8, 1.0, 1e8, 0.0, -1.0, np.inf, np.nan],
+    "C": [1e-8, 1.0, 1e8, 0.0, -1.0, np.inf, np.nan, 1e-300, 1e300],
     "tol": [1e-12, 1e-6, 0.5, 0.0],
     "max_iter": [1, 3, 0],
     "gamma": ["scale", 1e-8, 1e3, 0.0, -1.0],
@@ -55,9 +55,9 @@ EDGES = {
     "coef0": [0.0, 1.0, -1.0],
     "theta": [0.0, 1.0, 0.5, 1.5],
     "mu": [1e-8, 1.0, 0.0],
-    "lam": [1e-8, 1.0, 1e8, 0.0],
+    "lam": [1e-8, 1.0, 1e8, 0.0, 1e-300, 1e300],
     "alpha": [0.0, 0.99, -0.9, 1.0],
-    "beta": [1e-8, 1.0, 1e8, 0.0],
+    "beta": [1e-8, 1.0, 1e8, 0.0, 1e300],
     "gamma_b": [1e-8, 1.0, 0.0],
     "d_max": [1, 5, 0],
     "kappa": [1, 25, 0],

@@ -121,3 +121,20 @@ def test_a_hostile_solution_is_a_clear_error_or_fails_never_a_raw_exception(cls)
         warnings.simplefilter("error")
         far = certify(cls, DATA.X, _targets(cls), dict(point, **{main: 1e300 * np.ones_like(point[main])}), **params)
     assert not far.passed
+
+
+@pytest.mark.parametrize("model, solution, params", [
+    ("RankSVM", {"beta": np.zeros((30, 3)), "b": np.zeros(3)}, dict(C=1e300)),
+    ("MatrixSVM", {"coef": np.zeros((30, 3))}, dict(C=1e300)),
+    ("OvNSVM", {"coef": np.zeros((30, 3)), "b": np.zeros(3)}, dict(beta=1e300)),
+])
+def test_no_certificate_without_a_finite_reference_bracket(model, solution, params):
+    """At C = 1e300 the reference solve overflows and its bracket is NaN or infinite; the zero point
+    then passed, every comparison with NaN being false (a false certificate). Now the verdict fails
+    and says why, without NumPy warnings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # the reference solve's own, expected here
+        warnings.simplefilter("error", RuntimeWarning)
+        certificate = certify(model, DATA.X, DATA.Y, solution, **params)
+    assert not certificate.passed
+    assert "reference solve gave no finite bracket of the optimum" in str(certificate)

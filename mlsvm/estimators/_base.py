@@ -19,6 +19,8 @@ reject a multilabel indicator.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -48,6 +50,39 @@ def check_solver(solver: str, allowed: tuple[str, ...]) -> str:
     if solver not in allowed:
         raise ValueError(f"solver must be one of {allowed}; got {solver!r}")
     return solver
+
+
+@contextmanager
+def float_guard(estimator):
+    """Run a solver (and grade its point) for ``estimator`` at the edge of float64.
+
+    Hyperparameters there (a weight λ of 1e-300, a C of 1e300) overflow inside the solvers: the
+    recomputed certificate then fails, and the fit is ``converged=False`` with the solver's
+    ``ConvergenceWarning``; NumPy's overflow warnings would only add noise, so they are silenced here.
+    A factorization that breaks down (``LinAlgError``, or SciPy's check of a non-finite iterate)
+    becomes a ``ValueError`` naming the estimator's parameters (scikit-learn's repr shows those
+    changed from their defaults) instead of an exception from inside the solver.
+
+    Parameters
+    ----------
+    estimator : KernelMultilabelEstimator
+        The estimator whose parameters the message names.
+    """
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            yield
+    except (np.linalg.LinAlgError, FloatingPointError) as exc:
+        raise ValueError(_breakdown(estimator, exc)) from None
+    except ValueError as exc:
+        if "infs or NaNs" not in str(exc):   # only SciPy's check_finite on an iterate gone non-finite
+            raise
+        raise ValueError(_breakdown(estimator, exc)) from None
+
+
+def _breakdown(estimator, exc: Exception) -> str:
+    return (f"{estimator!r}: the solver broke down in floating point ({exc}); its regularisation is "
+            "outside what float64 resolves on this data (a weight near 0, or a C near the float limit): "
+            "choose a value nearer 1 or scale the data")
 
 
 class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
@@ -100,8 +135,9 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         """Problem → registry solver → the formulation's own grade → the one report builder."""
         spec = registry.model(self._registry_model)
         problem = self._problem(gram, Y)
-        name, result = registry.run(spec, problem, **self.get_params(deep=False))
-        evaluation = spec.formulation.evaluate(problem, result.primal, result.dual)
+        with float_guard(self):
+            name, result = registry.run(spec, problem, **self.get_params(deep=False))
+            evaluation = spec.formulation.evaluate(problem, result.primal, result.dual)
         self._set_fitted(problem, result, evaluation, Y)
         return build_report(evaluation, result, self.tol, solver=name)
 

@@ -62,7 +62,8 @@ def relative_gap(primal, dual):
     dual : float or ndarray
         Dual objective(s) D.
     """
-    return (primal - dual) / np.maximum(1.0, np.maximum(np.abs(primal), np.abs(dual)))
+    with np.errstate(invalid="ignore"):   # inf − inf or inf / inf: NaN, which no tolerance accepts
+        return (primal - dual) / np.maximum(1.0, np.maximum(np.abs(primal), np.abs(dual)))
 
 
 @dataclass

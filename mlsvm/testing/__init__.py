@@ -33,6 +33,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm import registry
+from mlsvm.estimators._base import float_guard
 from mlsvm.formulations.evaluation import relative_gap
 
 __all__ = ["Certificate", "certify", "assert_optimal", "estimator_class", "solution_keys"]
@@ -304,23 +305,22 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
     spec = registry.model(cls._registry_model)
     problem = estimator._problem(gram, indicator)
     primal, dual = _split(_checked_solution(solution, cls, problem, indicator.shape[1]), spec.dual_names)
-    with np.errstate(over="ignore", invalid="ignore"):   # a point far off overflows: inf and NaN fail below
+    with float_guard(estimator):   # a point far off overflows: inf and NaN fail below
         user = spec.formulation.evaluate(problem, primal, dual)
-    # a point may fix part of the problem itself (SMSVM/SM3L: its basis J): the reference then
-    # solves the problem the point is graded on, with the formulation's CVXPY dual
-    graded = user.extra.get("problem", problem)
-    solver = "fast" if graded is problem else "cvxpy"
-    run_params = estimator.get_params(deep=False) | {"solver": solver, "tol": REFERENCE_TOL}
-    reference_name, reference = _solve_reference(spec, graded, run_params)
-    reference_eval = spec.formulation.evaluate(graded, reference.primal, reference.dual)
-    if reference_eval.extra.get("problem", graded) is not graded:
-        # the fast solver chose its own basis (SMSVM/SM3L's greedy selection): its bracket bounds
-        # that restricted problem, not the one the point is graded on; CVXPY solves the latter
-        reference_name, reference = _solve_reference(spec, graded, run_params | {"solver": "cvxpy"})
+        # a point may fix part of the problem itself (SMSVM/SM3L: its basis J): the reference then
+        # solves the problem the point is graded on, with the formulation's CVXPY dual
+        graded = user.extra.get("problem", problem)
+        solver = "fast" if graded is problem else "cvxpy"
+        run_params = estimator.get_params(deep=False) | {"solver": solver, "tol": REFERENCE_TOL}
+        reference_name, reference = _solve_reference(spec, graded, run_params)
         reference_eval = spec.formulation.evaluate(graded, reference.primal, reference.dual)
+        if reference_eval.extra.get("problem", graded) is not graded:
+            # the fast solver chose its own basis (SMSVM/SM3L's greedy selection): its bracket bounds
+            # that restricted problem, not the one the point is graded on; CVXPY solves the latter
+            reference_name, reference = _solve_reference(spec, graded, run_params | {"solver": "cvxpy"})
+            reference_eval = spec.formulation.evaluate(graded, reference.primal, reference.dual)
     p_user, d_ref = user.primal_objective, reference_eval.dual_objective
-    with np.errstate(over="ignore", invalid="ignore"):
-        suboptimality = float(relative_gap(p_user, d_ref))
+    suboptimality = float(relative_gap(p_user, d_ref))
     reference_slack = max(abs(reference_eval.relative_gap), 1e-12)
     scores, reference_scores = user.extra.get("scores"), reference_eval.extra.get("scores")
     difference = float("nan")
@@ -329,12 +329,16 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
         difference = float(np.max(np.abs(scores - reference_scores))) / scale if scores.size else 0.0
 
     failures = []
+    if not (math.isfinite(d_ref) and math.isfinite(reference_eval.primal_objective)):
+        # no bracket, no certificate (NaN would pass every comparison below unnoticed)
+        failures.append(f"mlsvm's reference solve gave no finite bracket of the optimum "
+                        f"[{d_ref}, {reference_eval.primal_objective}] at these hyperparameters")
     if not user.infeasibility <= rtol:
         failures.append(f"the primal point violates its constraints by {user.infeasibility:.2e} "
                         f"(scaled) > rtol {rtol:.0e}: infeasible")
     if not math.isfinite(p_user):
         failures.append(f"primal objective is {p_user}")
-    elif suboptimality > rtol:
+    elif not suboptimality <= rtol:
         failures.append(f"suboptimality {suboptimality:.2e} > rtol {rtol:.0e}: the primal objective is "
                         f"above the certified optimum's lower bound by that much")
     elif suboptimality < -reference_slack - rtol:
@@ -342,8 +346,7 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
                         f"{suboptimality:.2e}): the point is infeasible for this problem")
     if dual is not None:
         d_user = user.dual_objective
-        with np.errstate(over="ignore", invalid="ignore"):
-            dual_excess = float(relative_gap(reference_eval.primal_objective, d_user))
+        dual_excess = float(relative_gap(reference_eval.primal_objective, d_user))
         if not math.isfinite(d_user):
             failures.append(f"dual objective is {d_user}")
         elif dual_excess < -reference_slack - rtol:
