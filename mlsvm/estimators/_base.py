@@ -34,7 +34,7 @@ from mlsvm.kernels import check_gram, check_row_norms, make_kernel
 from mlsvm.report import FitReport, build_report
 from mlsvm.solvers.result import SolverResult
 
-__all__ = ["KernelMultilabelEstimator", "check_solver", "check_n_features"]
+__all__ = ["KernelMultilabelEstimator", "check_solver", "check_n_features", "float_guard"]
 
 
 def check_solver(solver: str, allowed: tuple[str, ...]) -> str:
