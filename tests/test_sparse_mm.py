@@ -637,6 +637,42 @@ def test_joint_newton_stops_at_a_round_off_floor_as_a_stall(model, lam, tol, loo
     assert clone(estimator).set_params(tol=1e-6).fit(data.X, target).fit_report_.converged
 
 
+def test_joint_newton_at_a_vanishing_weight_ends_at_once():
+    """λ = 1e-300: the preconditioner divides the common-class mode by λ and overflows, so CG's
+    direction is NaN; or CG, unable to reach its tolerance, returns a direction along which the exact
+    line search finds no decrease (t = 0). Either way the iterate cannot move and every later step
+    would repeat the last one, CG to cg_max each time: a fit on 40 points took 40-107 s to exhaust
+    max_iter (the fuzz harness found it). Now the NaN direction is a ValueError naming the estimator's
+    parameters, and a step of t = 0 on an unsolved direction stops the solve as stalled."""
+    X = np.random.default_rng(0).random((40, 3))
+    y = np.arange(40) % 3
+    for seed in (0, 9):   # 0: NaN at the first basis; 9: t = 0 at |J| = 1, NaN at a later basis
+        calls = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)   # the stalled first basis (seed 9)
+            with pytest.raises(ValueError, match=rf"SMSVM\(lam=1e-300, random_state={seed}\): the solver broke "
+                                                 r"down in floating point \(the joint Newton direction is not "
+                                                 r"finite"):
+                _count_newton_steps(lambda: SMSVM(1e-300, random_state=seed).fit(X, y), calls)
+        assert len(calls) <= 5, len(calls)
+
+
+def _count_newton_steps(fit, calls):
+    """Run ``fit`` with the joint loop's line searches counted in ``calls``."""
+    from unittest import mock
+
+    from mlsvm.solvers import sparse_mm_greedy
+
+    line_step = sparse_mm_greedy._line_step
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return line_step(*args, **kwargs)
+
+    with mock.patch.object(sparse_mm_greedy, "_line_step", counted):
+        return fit()
+
+
 def test_stationarity_is_certified_not_only_the_gap():
     """Issue 19: SM3L on yeast reported converged=True with a stationarity residual of 3.3e-2 at
     tol 1e-4: the certificate (the relative duality gap with the implied multipliers) was right, but

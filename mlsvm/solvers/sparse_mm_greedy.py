@@ -308,6 +308,10 @@ def _joint_direction(Z, ops, F, hessians, lam, R_inv, gradient, cg_tol, cg_max=5
     # info > 0 (cg_max reached) still leaves a descent direction; the line search and the outer
     # Newton stop (gap and stationarity) decide
     D, info = cg(hessian, -gradient.ravel(), rtol=cg_tol, atol=0.0, maxiter=cg_max, M=preconditioner)
+    if not np.all(np.isfinite(D)):
+        # e.g. λ = 1e-300: the preconditioner's common mode (divided by λ) overflows. No later step
+        # can mend it (each ran CG to cg_max on NaN, to the end of max_iter)
+        raise FloatingPointError("the joint Newton direction is not finite (CG on the generalized Hessian)")
     return D.reshape(shape), info == 0
 
 
@@ -618,6 +622,15 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             last_step = (active, norm) if solved else None
             dF = Z @ D
             t = _line_step(ops, F, C, D, dF, lam, R_inv, margin)
+            if t == 0.0 and not solved:
+                # no decrease along a direction CG did not solve for (a CG iterate is a descent direction
+                # in exact arithmetic: this is round-off). The iterate is unchanged, so every later step
+                # would repeat this one, CG to cg_max each time, to max_iter (λ = 1e-300); a solved step
+                # gets the retry from fresh scores above
+                if history is not None:
+                    history["stalled"] = iteration
+                stop_value, C, F = best
+                return C, F, iteration, stop_value, False
             C, F = C + t * D, F + t * dF
             continue
         for r in range(C.shape[1]):  # Alg. 3: one Newton step per class, exact line search
