@@ -160,7 +160,7 @@ def test_random_state_is_checked_for_every_solver(name):
 def test_hyperparameters_at_the_float_limit_end_in_an_error_or_an_honest_warning():
     """A weight λ of 1e-300 or a C of 1e300: the solvers overflow. Each fit either fails with a
     ValueError naming the estimator's parameters (a factorization broke down: it was a LinAlgError
-    from inside SM3L's Newton step, or SciPy's "array must not contain infs or NaNs" from SMSVM's)
+    from inside SM3L's Newton step; SMSVM's case is test_sparse_mm's vanishing-weight test)
     or ends converged=False with the solver's ConvergenceWarning, never with a NumPy warning
     (MatrixSVM, Rank-SVM and OvN let overflow warnings out; the report's relative gap warned too)."""
     import warnings

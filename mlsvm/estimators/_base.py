@@ -59,9 +59,10 @@ def float_guard(estimator):
     Hyperparameters there (a weight λ of 1e-300, a C of 1e300) overflow inside the solvers: the
     recomputed certificate then fails, and the fit is ``converged=False`` with the solver's
     ``ConvergenceWarning``; NumPy's overflow warnings would only add noise, so they are silenced here.
-    A factorization that breaks down (``LinAlgError``, or SciPy's check of a non-finite iterate)
-    becomes a ``ValueError`` naming the estimator's parameters (scikit-learn's repr shows those
-    changed from their defaults) instead of an exception from inside the solver.
+    A solve that breaks down (``LinAlgError``; ``FloatingPointError`` where a solver finds its
+    Newton direction not finite) becomes a ``ValueError`` naming the estimator's parameters
+    (scikit-learn's repr shows those changed from their defaults) instead of an exception from
+    inside the solver.
 
     Parameters
     ----------
@@ -72,10 +73,6 @@ def float_guard(estimator):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             yield
     except (np.linalg.LinAlgError, FloatingPointError) as exc:
-        raise ValueError(_breakdown(estimator, exc)) from None
-    except ValueError as exc:
-        if "infs or NaNs" not in str(exc):   # only SciPy's check_finite on an iterate gone non-finite
-            raise
         raise ValueError(_breakdown(estimator, exc)) from None
 
 
