@@ -99,9 +99,9 @@ _FFLUSH = _c_stdio()
 class _BackendOutput:
     """The process's standard output and error pointed at one temporary file while backends run.
 
-    The backends are compiled code: some print with C's stdio, to file descriptors 1 and 2, below
-    ``sys.stdout``; SCS's Python wrapper prints through ``sys.stdout`` (``PySys_WriteStdout``). Both
-    levels are redirected. Calls overlap when fits run in threads (joblib's threading backend), so
+    The backends are compiled code, which can print with C's stdio to file descriptors 1 and 2,
+    below ``sys.stdout``; SCS's Python wrapper prints through ``sys.stdout`` (``PySys_WriteStdout``).
+    Both levels are redirected. Calls overlap when fits run in threads (joblib's threading backend), so
     the redirection is counted: the first call in saves the descriptors and streams, the last call
     out restores them. Each call reads back what was written to the file after it entered. While a
     backend runs, what any thread of the process prints goes to that file.
