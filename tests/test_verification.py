@@ -46,6 +46,66 @@ def test_non_optimal_status_is_an_error():
         solve(cp.Problem(cp.Minimize(x), [x >= 1]), "GUROBI")
 
 
+def _overflowing_problem():
+    """A QP whose loss weight 1e300 overflows SCS's iterates: SCS's C code then prints "ERROR: could
+    not determine problem status." to the process's standard output."""
+    x = cp.Variable(2)
+    return cp.Problem(cp.Minimize(cp.sum_squares(x) + 1e300 * cp.sum(cp.pos(1 - x))))
+
+
+def test_what_a_backend_prints_is_quoted_in_its_error_and_never_reaches_the_terminal(capfd):
+    with pytest.raises(GroundTruthError, match="SCS failed.*the backend printed: 'ERROR: could not determine"):
+        solve(_overflowing_problem(), "SCS")
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_fit_whose_last_resort_backend_prints_prints_nothing(capfd):
+    # C = 1e300: water-filling overflows, and the fallback runs through ECOS and Clarabel to SCS,
+    # which prints; the fit ends honestly, converged=False with the library's warning
+    from sklearn.exceptions import ConvergenceWarning
+
+    from mlsvm import BinaryApproachSVM
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(8, 3)), np.tile([[1, 0, 1], [0, 1, 0]], (4, 1))
+    with pytest.warns(ConvergenceWarning):
+        model = BinaryApproachSVM(C=1e300, kernel="linear").fit(X, Y)
+    assert not model.fit_report_.converged
+    assert capfd.readouterr() == ("", "")
+
+
+def test_overlapping_backend_calls_each_read_their_output_and_restore_the_descriptors(capfd):
+    # two threads inside the redirection at once (joblib's threading backend): the first one out
+    # must not restore the terminal under the second, nor the last one leave it redirected
+    import os
+    import threading
+
+    from mlsvm.solvers.cvxpy_tools import _BACKEND_OUTPUT
+
+    inside, first_out = threading.Event(), threading.Event()
+    texts = {}
+
+    def second():
+        with _BACKEND_OUTPUT.collected() as printed:
+            inside.set()
+            first_out.wait(10)
+            os.write(1, b"second")
+        texts["second"] = printed
+
+    thread = threading.Thread(target=second)
+    with _BACKEND_OUTPUT.collected() as printed:
+        thread.start()
+        inside.wait(10)
+        os.write(2, b"first")
+    texts["first"] = printed
+    first_out.set()
+    thread.join(10)
+    os.write(1, b"after")
+    assert texts["first"] == ["first"]
+    assert texts["second"] == ["firstsecond"]   # what was written since it entered, the first's included
+    assert capfd.readouterr() == ("after", "")
+    assert _BACKEND_OUTPUT.depth == 0
+
+
 def test_backends_agree_or_raise():
     def build():
         x = cp.Variable(2)

@@ -4,11 +4,19 @@ and :func:`solve_cvxpy`, which returns a :class:`SolverResult` for any formulati
 SPEC §3: Clarabel is the reference interior-point solver, ECOS the cross-check, OSQP (with
 polishing) a third. Any status but ``optimal`` is an error for a ground truth: an
 ``optimal_inaccurate`` answer is not one. CVXPY's own warnings never reach the user: the status is
-what is checked.
+what is checked. Neither does what a backend's compiled code prints (SCS writes "ERROR: could not
+determine problem status." to the process's standard output when its iterates overflow):
+:func:`solve` collects it and quotes it in the :class:`GroundTruthError` it raises.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import sys
+import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -76,6 +84,101 @@ def _raise_if_interrupted(problem: cp.Problem, solver: str) -> None:
         raise KeyboardInterrupt
 
 
+def _c_stdio():
+    """The C library's ``fflush``, or None where it cannot be loaded (only POSIX exposes it as
+    ``CDLL(None)``)."""
+    try:
+        return ctypes.CDLL(None).fflush
+    except (OSError, AttributeError, TypeError):
+        return None
+
+
+_FFLUSH = _c_stdio()
+
+
+class _BackendOutput:
+    """The process's standard output and error pointed at one temporary file while backends run.
+
+    The backends are compiled code, which can print with C's stdio to file descriptors 1 and 2,
+    below ``sys.stdout``; SCS's Python wrapper prints through ``sys.stdout`` (``PySys_WriteStdout``).
+    Both levels are redirected. Calls overlap when fits run in threads (joblib's threading backend), so
+    the redirection is counted: the first call in saves the descriptors and streams, the last call
+    out restores them. Each call reads back what was written to the file after it entered. While a
+    backend runs, what any thread of the process prints goes to that file.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved = {}
+        self.streams = ()
+        self.sink = None
+        self.stream = None
+
+    @contextlib.contextmanager
+    def collected(self):
+        """Redirect for the duration of the block; yields a list that holds, after it, the text
+        written meanwhile (one string)."""
+        text = []
+        with self.lock:
+            if self.depth == 0:
+                self._flush()
+                self.sink = tempfile.TemporaryFile()
+                self.saved = {}
+                for fd in (1, 2):
+                    with contextlib.suppress(OSError):   # a closed descriptor stays closed
+                        self.saved[fd] = os.dup(fd)
+                        os.dup2(self.sink.fileno(), fd)
+                # the same file, appended to through a descriptor of its own (line buffered)
+                self.stream = open(os.dup(self.sink.fileno()), "w", buffering=1, errors="replace")
+                self.streams = sys.stdout, sys.stderr
+                sys.stdout = sys.stderr = self.stream
+            self.depth += 1
+            start = os.fstat(self.sink.fileno()).st_size
+        try:
+            yield text
+        finally:
+            with self.lock:
+                self._flush()
+                sink = self.sink
+                text.append(_read_from(sink.fileno(), start).decode(errors="replace").strip())
+                self.depth -= 1
+                if self.depth == 0:
+                    sys.stdout, sys.stderr = self.streams
+                    self.stream.close()
+                    self.streams, self.stream = (), None
+                    for fd, saved in self.saved.items():
+                        os.dup2(saved, fd)
+                        os.close(saved)
+                    self.saved, self.sink = {}, None
+                    sink.close()
+
+    @staticmethod
+    def _flush():
+        """Write out what is buffered for the standard output and error (Python's streams and C's
+        stdio) before they are switched or read."""
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    stream.flush()
+        if _FFLUSH is not None:
+            _FFLUSH(None)
+
+
+_BACKEND_OUTPUT = _BackendOutput()
+
+
+def _read_from(fd, start, limit=4096) -> bytes:
+    """At most ``limit`` bytes of file ``fd`` from offset ``start``, its offset left at the end (where
+    the redirected descriptors, which share it, write next)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, limit, start)
+    os.lseek(fd, start, os.SEEK_SET)
+    data = os.read(fd, limit)
+    os.lseek(fd, 0, os.SEEK_END)
+    return data
+
+
 def _solve_scs(problem: cp.Problem, **settings) -> float:
     """``problem.solve(solver="SCS", **settings)`` in CVXPY's documented three steps (problem data,
     the backend's call, unpacking), so SCS's raw status is seen: "interrupted by user" (SCS caught
@@ -113,19 +216,26 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
         raise ValueError(f"cvxpy_solver must be one of {sorted(BACKENDS)}; got {solver!r}")
     settings = {**BACKENDS[solver], **options}
     try:
-        with warnings.catch_warnings():  # "Solution may be inaccurate" & co.: the status says it
+        # "Solution may be inaccurate" & co.: the status says it; what the backend prints is quoted
+        with warnings.catch_warnings(), _BACKEND_OUTPUT.collected() as printed:
             warnings.simplefilter("ignore")
             value = (_solve_scs(problem, **settings) if solver == "SCS"
                      else problem.solve(solver=solver, **settings))
     except cp.error.SolverError as exc:
         _raise_if_interrupted(problem, solver)
-        raise GroundTruthError(f"CVXPY backend {solver} failed: {exc}") from exc
+        raise GroundTruthError(f"CVXPY backend {solver} failed: {exc}{_quoted(printed)}") from exc
     _raise_if_interrupted(problem, solver)
     if problem.status != cp.OPTIMAL:
         raise GroundTruthError(
             f"CVXPY backend {solver} returned status {problem.status!r} (value {value}); "
-            "only 'optimal' is accepted as ground truth")
+            f"only 'optimal' is accepted as ground truth{_quoted(printed)}")
     return float(value)
+
+
+def _quoted(printed) -> str:
+    """What a backend printed, for an error message (nothing when it printed nothing)."""
+    text = " ".join(printed).strip()
+    return f" (the backend printed: {text[:300]!r})" if text else ""
 
 
 def solve_first_optimal(build, backends, **options):
