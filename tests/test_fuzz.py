@@ -12,8 +12,9 @@ Each draw must end in exactly one of:
   model: Clarabel fails on a one-point Matrix-SVM with features at 2e6 that ECOS, OSQP and SCS
   certify);
 
-never another exception, never a warning from a dependency (numpy, SciPy, CVXPY), never a line printed
-to the standard output or error (by a backend's compiled code included), and never a fit longer than :data:`TIME_BOUND` seconds (the problems have at most 12 points). The CI profile draws
+never another exception, never a warning from a dependency (numpy, SciPy, CVXPY), never a line
+printed to the standard output or error (a backend's compiled code included), and never a fit
+longer than :data:`TIME_BOUND` seconds (the problems have at most 12 points). The CI profile draws
 :data:`EXAMPLES` problems per estimator; ``HYPOTHESIS_PROFILE=explore`` with
 ``MLSVM_FUZZ_EXAMPLES=500`` is the larger run by hand.
 """

@@ -47,8 +47,8 @@ def test_non_optimal_status_is_an_error():
 
 
 def _overflowing_problem():
-    """A QP whose loss weight 1e300 overflows SCS's iterates: SCS's C code then prints "ERROR: could
-    not determine problem status." to the process's standard output."""
+    """A QP whose loss weight 1e300 overflows SCS's iterates: SCS then prints "ERROR: could not
+    determine problem status." (through ``sys.stdout``)."""
     x = cp.Variable(2)
     return cp.Problem(cp.Minimize(cp.sum_squares(x) + 1e300 * cp.sum(cp.pos(1 - x))))
 
