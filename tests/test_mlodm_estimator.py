@@ -142,3 +142,28 @@ def test_yeast_subset_matches_cvxpy(datasets_dir):
     problem = mlodm.MLODMProblem(make_kernel("rbf", 2.0**-3)(X), ranking_pairs(Y), 4.0, 0.3, 0.2)
     truth = solve(mlodm.cvxpy_primal(problem)[0], "CLARABEL")
     assert relative_difference(model.fit_report_.primal_objective, truth) <= tolerance("mlodm", "fast").objective
+
+
+def test_margin_statistics_bin_only_the_finite_margins():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stats = mlodm.margin_statistics(np.array([0.5, np.nan, 1.5, np.inf, 1.0]), bins=4)
+        huge = mlodm.margin_statistics(np.array([1e300, -1e300]), bins=2)
+    assert stats["n_pairs"] == 5 and stats["counts"].sum() == 3
+    assert stats["edges"][0] == 0.5 and stats["edges"][-1] == 1.5
+    assert np.isnan(stats["mean"]) and np.isnan(stats["variance"])
+    assert huge["mean"] == 0.0 and huge["variance"] == np.inf   # the square passes the float limit
+
+
+def test_a_c_past_the_float_limit_is_the_breakdown_error_not_a_numpy_one(capfd):
+    # C = 1e300 on features at 1e6: the linear Newton solver stalls at a point whose scores are nan.
+    # They used to reach np.histogram ("autodetected range of [nan, nan]") and, past it, the
+    # threshold predictor's least squares (LAPACK printed "DLASCL parameter number 4" and raised)
+    from sklearn.exceptions import ConvergenceWarning
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((5, 1)) * 1e6, (rng.random((5, 2)) < 0.5).astype(int)
+    with pytest.warns(ConvergenceWarning), \
+            pytest.raises(ValueError, match=r"MLODM\(C=1e\+300, kernel='linear'\).*scores are not finite"):
+        MLODM(C=1e300, kernel="linear").fit(X, Y)
+    assert capfd.readouterr() == ("", "")

@@ -135,7 +135,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         with float_guard(self):
             name, result = registry.run(spec, problem, **self.get_params(deep=False))
             evaluation = spec.formulation.evaluate(problem, result.primal, result.dual)
-        self._set_fitted(problem, result, evaluation, Y)
+            self._set_fitted(problem, result, evaluation, Y)
         return build_report(evaluation, result, self.tol, solver=name)
 
     def fit(self, X, Y):

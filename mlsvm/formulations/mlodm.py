@@ -503,6 +503,8 @@ def margin_statistics(margins: np.ndarray, bins: int = 20, value_range=None) -> 
     Degenerate margins (one pair, or all equal up to round-off: a symmetric problem) span a few
     ulps, which numpy cannot cut into ``bins`` finite bins; they get numpy's range for constant
     data, the value ± ½ (± half its magnitude when that is larger), so every margin is counted.
+    Margins that are not finite are counted in ``n_pairs`` and make the mean and variance inf or
+    nan, but have no bin: the histogram is that of the finite ones.
 
     Parameters
     ----------
@@ -514,12 +516,14 @@ def margin_statistics(margins: np.ndarray, bins: int = 20, value_range=None) -> 
         ``(low, high)`` of the histogram (None: the range of the margins).
     """
     margins = np.asarray(margins, dtype=np.float64)
-    if value_range is None and margins.size:
-        low, high = float(margins.min()), float(margins.max())
+    finite = margins[np.isfinite(margins)]
+    if value_range is None and finite.size:
+        low, high = float(finite.min()), float(finite.max())
         if high - low <= 4 * bins * np.finfo(np.float64).eps * max(1.0, abs(low), abs(high)):
             centre = 0.5 * (low + high)
             half = 0.5 * max(1.0, abs(centre))
             value_range = (centre - half, centre + half)
-    counts, edges = np.histogram(margins, bins=bins, range=value_range)
-    return {"mean": float(np.mean(margins)), "variance": float(np.var(margins)),
-            "counts": counts, "edges": edges, "n_pairs": int(margins.size)}
+    counts, edges = np.histogram(finite, bins=bins, range=value_range)
+    with np.errstate(over="ignore", invalid="ignore"):   # inf − inf, or a square past the float limit
+        mean, variance = float(np.mean(margins)), float(np.var(margins))
+    return {"mean": mean, "variance": variance, "counts": counts, "edges": edges, "n_pairs": int(margins.size)}
