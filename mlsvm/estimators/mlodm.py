@@ -83,10 +83,6 @@ class MLODM(KernelMultilabelEstimator):
 
     def _set_fitted(self, problem, result, evaluation, Y) -> None:
         pairs, scores = problem.pairs, evaluation.extra["scores"]
-        if not np.all(np.isfinite(scores)):
-            # a C past what float64 resolves (1e300 on features at 1e6): the threshold predictor
-            # cannot be fitted on such scores (float_guard makes this the breakdown ValueError)
-            raise FloatingPointError("the solver's training scores are not finite")
         self.coef_ = evaluation.extra["coef"]
         self.dual_coef_ = {"alpha": result.dual["alpha"], "beta": result.dual["beta"]}
         self.n_pairs_, self.n_without_pairs_ = pairs.n_pairs, pairs.n_without_pairs

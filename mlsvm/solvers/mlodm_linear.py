@@ -239,6 +239,10 @@ def _newton_direction(X, squared, pairs, curvature, gradient):
     preconditioner = LinearOperator((size, size), matvec=lambda v: v / diagonal.ravel(), dtype=np.float64)
     solution, _ = cg(operator, -gradient.ravel(), rtol=CG_FORCING * min(1.0, np.sqrt(norm)), atol=0.0,
                      maxiter=CG_MAX_ITER, M=preconditioner)
+    if not np.all(np.isfinite(solution)):
+        # e.g. C = 1e300 on features at 1e6: the curvature overflows. A unit step along it made W
+        # nan, and the run stalled there, its nan scores passed on to the threshold predictor
+        raise FloatingPointError("the Newton direction is not finite (CG on the generalized Hessian)")
     return solution.reshape(shape), products[0]
 
 
