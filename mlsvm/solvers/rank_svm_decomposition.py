@@ -99,7 +99,6 @@ import warnings
 
 import numpy as np
 from scipy.linalg.lapack import dgetrf, dpotrf, dpotrs
-from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations import rank_svm as formulation
@@ -475,15 +474,13 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
         fixed[near] = 0.0
         if not np.any(near):
             continue
-        result = linprog(gradient[near], A_eq=problem.equality[: q - 1][:, near],
-                         b_eq=-(problem.equality[: q - 1] @ fixed),
-                         bounds=np.column_stack([np.zeros(int(near.sum())), upper[near]]),
-                         method="highs-ds", options={"presolve": False, "dual_feasibility_tolerance": 1e-10,
-                                                     "primal_feasibility_tolerance": 1e-10})
-        if result.status != 0:
+        solution = formulation.circulation_lp(gradient[near], problem.equality[: q - 1][:, near],
+                                              -(problem.equality[: q - 1] @ fixed), upper[near],
+                                              dual_feasibility_tolerance=1e-10, primal_feasibility_tolerance=1e-10)
+        if solution is None:
             continue
         b = np.zeros(q)
-        b[: q - 1] = -result.eqlin.marginals
+        b[: q - 1] = -solution[1]
         after = gradient + b[pairs.relevant] - b[pairs.irrelevant]
         slack = 1e-12 * scale
         at_upper, at_lower = ~near & (reduced < 0.0), ~near & (reduced > 0.0)
