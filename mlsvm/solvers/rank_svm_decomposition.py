@@ -676,7 +676,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         roundoff = _dual_roundoff(alpha_sum, root_diagonal, beta)[0]
         stalled_for = stalled_for + 1 if dual <= best_dual + roundoff else 0
         hold_full = hold_full and stalled_for > 0
-        stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
+        stagnant = dual - best_dual <= max(0.1 * tol * max(1.0, abs(dual)), roundoff)
         best_dual = max(best_dual, dual)
         checked = (iteration - 1) % CHECK_EVERY == 0 or (stagnant and iteration >= next_check)
         if checked:
