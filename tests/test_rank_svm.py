@@ -157,6 +157,28 @@ def test_biases_from_multipliers_lp_and_kkt_agree():
         assert relative_difference(rs.primal_objective(problem, beta, b), value) <= CVXPY.objective
 
 
+@pytest.mark.parametrize("scale", [1e77, 1e20, 1.0, 1e-23])
+def test_linear_minimizer_is_exact_at_any_scale_of_the_cost(scale):
+    """The fuzz harness's RankSVM(kernel="poly") on ten equal rows (gamma="scale" of a round-off
+    variance, K ≈ 1.1e94): the gradient at 5.6e77 reached HiGHS, which reads a cost ≥ 1e20 as
+    infinite and returned model status Unknown (a raw RuntimeError); at 1e-23 it returned the
+    vertex 0 and multiplier 0 (below its absolute tolerances). The LP is solved on scaled data:
+    the vertex does not depend on a positive factor of the cost, and the biases scale with it."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((8, 2))
+    Y = (rng.random((8, 3)) < 0.5).astype(int)
+    Y[0], Y[1] = [1, 0, 0], [0, 1, 1]
+    problem = rs.make_problem(make_kernel("rbf", "scale", X=X)(X), Y, 1.0)
+    cost = rs.dual_gradient(problem, np.zeros(problem.n_pairs)) + rng.standard_normal(problem.n_pairs)
+    vertex, b = rs.linear_minimizer(problem, cost)
+    scaled_vertex, scaled_b = rs.linear_minimizer(problem, scale * cost)
+    np.testing.assert_allclose(scaled_vertex, vertex, rtol=0, atol=1e-12 * np.max(problem.upper))
+    np.testing.assert_allclose(scaled_b, scale * b, rtol=1e-9, atol=0)
+    # it is the LP's optimum: no vertex of the box on the equalities costs less (reduced costs)
+    reduced = cost + problem.equality_adjoint(b)
+    assert np.all(reduced[vertex <= 0.0] >= -1e-9) and np.all(reduced[vertex >= problem.upper] <= 1e-9)
+
+
 def weston_watkins_cvxpy(X, y, n_classes, C):
     """Weston & Watkins (1999), linear, written directly:
     min ½ Σ_k ‖w_k‖² + C Σ_i Σ_{k≠y_i} ξ_ik  s.t.  ⟨w_{y_i} − w_k, x_i⟩ + b_{y_i} − b_k ≥ 1 − ξ_ik, ξ ≥ 0."""

@@ -1,6 +1,7 @@
 """The Rank-SVM working-set decomposition solver (mlsvm/solvers/rank_svm_decomposition.py) against
 CVXPY on two backends, against the proximal ALM on real data, and its certificate and warnings."""
 
+import re
 import warnings
 
 import cvxpy as cp
@@ -250,6 +251,44 @@ def test_a_stall_is_noticed_with_shrinking_on():
     with pytest.warns(ConvergenceWarning, match="stalled"):
         report = RankSVM(kernel="poly", degree=40).fit(data.X, data.Y).fit_report_
     assert not report.converged and report.n_iter <= 3 * STALL_ITERATIONS
+
+
+@pytest.mark.parametrize("params", [{}, {"C": 1e-8, "degree": 1}, {"C": 1e8, "degree": 1, "scale": 1e6}],
+                         ids=["C=1,degree=3", "C=1e-8,degree=1", "C=1e8,degree=1,X*1e6"])
+def test_a_gram_matrix_of_round_off_size_ends_early_in_a_certificate_or_a_stall(params, capfd):
+    """Draws of the fuzz harness (tests/test_fuzz.py): ten equal rows, so gamma="scale" is 1 / (a
+    round-off variance: 7e-46 for rows at 1e-6) and the poly kernel's Gram matrix is rank one at
+    1.1e94 (degree 3), 2.3e31 (degree 1) or, for rows at 1e6 and C = 1e8, 1.6e13 with β at 1e8.
+    The round-off of Kβ then exceeds the unit margins (6.7e7 at C = 1e-8): the sub-problems follow
+    round-off. At C = 1 the certificate's LP reached HiGHS with costs at 5.6e77 and ended in a raw
+    RuntimeError (model status Unknown); at C = 1e-8 and C = 1e8 the dual crept up by amounts within
+    its round-off, never 'no increase', and the runs took their 20,000 iterations (140 s). Now each
+    ends within a few STALL_ITERATIONS, nothing printed, in the contract's terms: a certificate
+    that holds when recomputed, or a stall ConvergenceWarning that says the scores are round-off
+    (which of the two depends on the round-off itself)."""
+    from mlsvm import RankSVM
+    from mlsvm.solvers.rank_svm_decomposition import STALL_ITERATIONS
+
+    params = dict(params)
+    X = np.random.default_rng(0).standard_normal((10, 1)) * params.pop("scale", 1e-6)
+    X[1:] = X[0]
+    Y = np.random.default_rng(1).integers(0, 2, (10, 2))
+    capfd.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator = RankSVM(solver="fast", kernel="poly", **params).fit(X, Y)
+    report = estimator.fit_report_
+    assert report.solver == "decomposition" and report.n_iter <= 3 * STALL_ITERATIONS
+    assert capfd.readouterr() == ("", "")
+    if report.converged:
+        assert caught == []
+        problem = rs.make_problem(estimator.kernel_(X), Y, estimator.C)
+        evaluation = rs.evaluate(problem, {"b": estimator.intercept_}, {"alpha": estimator.alpha_})
+        assert evaluation.relative_gap <= estimator.tol and evaluation.max_kkt <= estimator.tol
+    else:
+        assert [w.category for w in caught] == [ConvergenceWarning]
+        assert re.search(r"stalled .* round-off of the scores Kβ \(about \d\.\de\+\d+", str(caught[0].message))
+        assert max(abs(report.relative_gap), report.max_kkt) > estimator.tol
 
 
 @st.composite

@@ -46,8 +46,8 @@ from mlsvm.solvers.compiled import compiled
 
 __all__ = ["RankSVMProblem", "make_problem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
            "coef_from_dual", "primal_objective", "dual_objective", "dual_gradient", "decision_function",
-           "bias_from_equality_multipliers", "optimal_biases", "bias_from_kkt", "linear_minimizer",
-           "kkt_residuals", "center_biases", "restore_equalities"]
+           "bias_from_equality_multipliers", "optimal_biases", "bias_from_kkt", "circulation_lp",
+           "linear_minimizer", "kkt_residuals", "center_biases", "restore_equalities"]
 
 
 @dataclass(frozen=True)
@@ -438,15 +438,59 @@ def decision_function(beta: np.ndarray, b: np.ndarray, gram_test: np.ndarray) ->
 
 
 # ---- biases --------------------------------------------------------------------------------
+def circulation_lp(cost: np.ndarray, equality, rhs: np.ndarray, upper: np.ndarray, **options):
+    """The LP ``min ⟨cost, α⟩`` s.t. ``Eα = rhs``, ``0 ≤ α ≤ upper`` by HiGHS' dual simplex, solved
+    on scaled data: ``cost / max|cost|`` and ``α / max(upper)``.
+
+    HiGHS reads a cost of magnitude ≥ 1e20 as infinite (its ``infinite_cost``; model status
+    Unknown), fails to solve near it, and takes its feasibility tolerances as absolute, so costs far
+    below 1 are solved as if they were 0 (the vertex and the multipliers then wrong). The dual
+    gradient with a Gram matrix at 1e94 (``gamma="scale"`` on duplicated rows) is such a cost, at
+    5.6e77. Scaling is exact:
+    positive factors change neither the optimal vertex (up to the factor on ``α``) nor the sign of
+    a reduced cost, and the multipliers are ``max|cost|`` times the scaled LP's. Returns
+    ``(α, y)`` with HiGHS' marginals ``y`` (``cost − Eᵀy`` are the reduced costs), or None when
+    HiGHS reports no optimum (or the data are not finite).
+
+    Parameters
+    ----------
+    cost : array of shape (m,)
+        Cost vector.
+    equality : sparse matrix of shape (r, m)
+        Equality matrix E (entries ±1 here: it is not scaled).
+    rhs : array of shape (r,)
+        Right-hand side of the equalities.
+    upper : array of shape (m,)
+        Upper bounds (positive; the lower bounds are 0).
+    **options
+        HiGHS options besides ``presolve=False`` (e.g. feasibility tolerances, which then apply to
+        the scaled LP).
+    """
+    cost, upper = np.asarray(cost, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    cost_scale = float(np.max(np.abs(cost), initial=0.0))
+    bound_scale = float(np.max(upper, initial=0.0))
+    if not (np.isfinite(cost_scale) and np.isfinite(bound_scale) and bound_scale > 0.0):
+        return None
+    cost_scale = cost_scale if cost_scale > 0.0 else 1.0
+    result = linprog(cost / cost_scale, A_eq=equality, b_eq=np.asarray(rhs, dtype=np.float64) / bound_scale,
+                     bounds=np.column_stack([np.zeros(cost.size), upper / bound_scale]),
+                     method="highs-ds", options={"presolve": False, **options})
+    if result.status != 0:
+        return None
+    return np.clip(result.x * bound_scale, 0.0, upper), result.eqlin.marginals * cost_scale
+
+
 def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact solution of the LP ``min ⟨cost, α⟩`` subject to ``0 ≤ α ≤ u, Σ_i β_ki(α) = 0`` and its
     equality multipliers (Problem 12 / Fig. 11 step 6).
 
     The equalities are flow conservation on the Q-node label graph (pair t is an arc k → l with
     capacity u_t and cost cost_t), so the LP is a min-cost circulation; with only Q − 1 rows it
-    is solved exactly by HiGHS' dual simplex on the sparse constraint matrix. Returns the vertex
-    and ``b = −y`` (HiGHS' marginals ``y`` satisfy ``cost − Aᵀy = reduced costs``): with
-    ``cost = ∇`` of the dual, ``b`` are the biases that minimise the primal for the current w.
+    is solved exactly by HiGHS' dual simplex on the sparse constraint matrix, on scaled data
+    (:func:`circulation_lp`). Returns the vertex and ``b = −y`` (HiGHS' marginals ``y`` satisfy
+    ``cost − Aᵀy = reduced costs``): with ``cost = ∇`` of the dual, ``b`` are the biases that
+    minimise the primal for the current w. Raises ``RuntimeError`` when HiGHS finds no optimum
+    (the LP is feasible, α = 0, and bounded: a cost that is not finite).
 
     Parameters
     ----------
@@ -456,14 +500,13 @@ def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndar
         Cost vector of the LP (the gradient for Frank–Wolfe).
     """
     q = problem.n_labels
-    result = linprog(cost, A_eq=problem.equality[: q - 1], b_eq=np.zeros(q - 1),
-                     bounds=np.column_stack([np.zeros(problem.n_pairs), problem.upper]),
-                     method="highs-ds", options={"presolve": False})
-    if result.status != 0:
-        raise RuntimeError(f"HiGHS failed on the Frank-Wolfe LP: {result.message}")
+    solution = circulation_lp(cost, problem.equality[: q - 1], np.zeros(q - 1), problem.upper)
+    if solution is None:
+        raise RuntimeError("HiGHS found no optimum of the Frank-Wolfe LP (a cost that is not finite?)")
+    vertex, marginals = solution
     b = np.zeros(q)
-    b[: q - 1] = -result.eqlin.marginals
-    return np.clip(result.x, 0.0, problem.upper), center_biases(b)
+    b[: q - 1] = -marginals
+    return vertex, center_biases(b)
 
 
 def optimal_biases(problem: RankSVMProblem, alpha: np.ndarray) -> np.ndarray:

@@ -86,8 +86,11 @@ minimise the primal for the current w (:func:`certified_biases`: the multipliers
 Frank–Wolfe LP, solved on the pairs near their bound switch). Each full check records a primal
 at least-squares biases (an upper bound) and its relative gap to the dual; the certificate is
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
-stall (no dual increase for :data:`STALL_ITERATIONS` iterations while the certificate fails),
-warns with the values reached. Memory ``O(T + nQ + |W|²)`` besides the Gram matrix (``|W| ≤`` :data:`FREE_STEP_SIZE` in the
+stall (no dual increase beyond the round-off of its evaluation, :func:`_dual_roundoff`, for
+:data:`STALL_ITERATIONS` iterations while the certificate fails), warns with the values reached;
+a stall's warning says when the round-off of the scores ``Kβ`` exceeds ``tol`` (a Gram matrix so
+large, e.g. ``gamma="scale"`` on duplicated rows, that the gradients are round-off). Memory
+``O(T + nQ + |W|²)`` besides the Gram matrix (``|W| ≤`` :data:`FREE_STEP_SIZE` in the
 free-set step), plus a copy of ``K_II`` (< 0.81 n² floats; K itself when I holds ≥ 90 % of the
 instances) during an iterative free-set step.
 """
@@ -99,7 +102,6 @@ import warnings
 
 import numpy as np
 from scipy.linalg.lapack import dgetrf, dpotrf, dpotrs
-from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations import rank_svm as formulation
@@ -113,7 +115,7 @@ __all__ = ["decomposition", "certified_biases", "default_working_set_size"]
 STOP_RULE = "relative duality gap and scaled KKT residuals"
 #: values this close to a bound (relative to u) are put on the bound after a sub-problem
 SNAP = 1e-10
-#: iterations without a dual increase (while the certificate fails) that count as a stall
+#: iterations without a dual increase beyond its round-off (while the certificate fails) that count as a stall
 STALL_ITERATIONS = 50
 #: iterations between full checks (every pair's gradient: primal bound, shrinking, certificate trigger)
 CHECK_EVERY = 10
@@ -475,21 +477,30 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
         fixed[near] = 0.0
         if not np.any(near):
             continue
-        result = linprog(gradient[near], A_eq=problem.equality[: q - 1][:, near],
-                         b_eq=-(problem.equality[: q - 1] @ fixed),
-                         bounds=np.column_stack([np.zeros(int(near.sum())), upper[near]]),
-                         method="highs-ds", options={"presolve": False, "dual_feasibility_tolerance": 1e-10,
-                                                     "primal_feasibility_tolerance": 1e-10})
-        if result.status != 0:
+        solution = formulation.circulation_lp(gradient[near], problem.equality[: q - 1][:, near],
+                                              -(problem.equality[: q - 1] @ fixed), upper[near],
+                                              dual_feasibility_tolerance=1e-10, primal_feasibility_tolerance=1e-10)
+        if solution is None:
             continue
         b = np.zeros(q)
-        b[: q - 1] = -result.eqlin.marginals
+        b[: q - 1] = -solution[1]
         after = gradient + b[pairs.relevant] - b[pairs.irrelevant]
         slack = 1e-12 * scale
         at_upper, at_lower = ~near & (reduced < 0.0), ~near & (reduced > 0.0)
         if np.all(after[at_upper] <= slack) and np.all(after[at_lower] >= -slack):
             return center_biases(b)
     return formulation.linear_minimizer(problem, gradient)[1]
+
+
+def _dual_roundoff(alpha_sum, root_diagonal, beta):
+    """Round-off scales of the dual ``Σα − ½ Σ_k β_kᵀKβ_k`` and of the scores ``Kβ`` (first order,
+    one unit round-off ``ε`` per term, without the length factor of a worst-case bound), from
+    ``|K_ij| ≤ √(K_ii K_jj)`` (K is PSD): with ``s_k = Σ_j √K_jj |β_jk|``, ``|Kβ|_ik ≤ √K_ii s_k``, so
+    the dual's is ``ε(Σα + Σ_k s_k²)`` and the scores' ``ε max_i √K_ii max_k s_k``. ``O(nQ)``."""
+    eps = np.finfo(np.float64).eps
+    spread = root_diagonal @ np.abs(beta)
+    return (eps * (alpha_sum + float(spread @ spread)),
+            eps * float(np.max(root_diagonal, initial=0.0)) * float(np.max(spread, initial=0.0)))
 
 
 def _label_laplacian(relevant, irrelevant, weight, n_labels):
@@ -631,6 +642,7 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     history = {"dual": [], "primal": [], "stop_value": [], "kept": [], "certificate": []}
     inverse = np.empty_like(order)
     inverse[order] = np.arange(order.size)
+    root_diagonal = np.sqrt(np.maximum(np.diagonal(gram), 0.0))    # |K_ij| ≤ √(K_ii K_jj): round-off scales
 
     def certify(gradient, guess):
         """(b, relative gap, max KKT) by the formulation's functions, in the caller's pair order."""
@@ -653,13 +665,18 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     for iteration in range(1, max_iter + 1):
         flat_g = kernel_beta.ravel()
         quadratic = float(np.sum(beta * kernel_beta))
-        dual = float(alpha.sum()) - 0.5 * quadratic
+        alpha_sum = float(alpha.sum())
+        dual = alpha_sum - 0.5 * quadratic
         history["dual"].append(dual)
         if callback is not None:
             callback(iteration, {}, {"alpha": alpha[inverse]})
-        stalled_for = stalled_for + 1 if dual <= best_dual else 0
+        # an increase within the round-off of the dual's own evaluation is no increase: with a
+        # Gram matrix so large that the round-off of Kβ swamps the margins, the sub-problems
+        # follow round-off and the dual creeps up by amounts that mean nothing
+        roundoff = _dual_roundoff(alpha_sum, root_diagonal, beta)[0]
+        stalled_for = stalled_for + 1 if dual <= best_dual + roundoff else 0
         hold_full = hold_full and stalled_for > 0
-        stagnant = dual - best_dual <= 0.1 * tol * max(1.0, abs(dual))
+        stagnant = dual - best_dual <= max(0.1 * tol * max(1.0, abs(dual)), roundoff)
         best_dual = max(best_dual, dual)
         checked = (iteration - 1) % CHECK_EVERY == 0 or (stagnant and iteration >= next_check)
         if checked:
@@ -828,10 +845,17 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
         converged = gap <= tol and kkt <= tol
     stop_value = max(gap, kkt)
     if stalled:
+        dual_roundoff, score_roundoff = _dual_roundoff(float(alpha.sum()), root_diagonal, beta)
+        cause = ""
+        if score_roundoff > tol:
+            cause = (f" The round-off of the scores Kβ (about {score_roundoff:.1e}, largest K_ii "
+                     f"{float(np.max(root_diagonal, initial=0.0)) ** 2:.1e}) exceeds the tolerance: at this scale "
+                     "of K the decomposition's gradients are round-off in float64 (rescale X, or set gamma).")
         warnings.warn(
-            f"Rank-SVM decomposition stalled at iteration {iteration} (no dual increase for "
-            f"{STALL_ITERATIONS} iterations): relative duality gap {gap:.3e}, max scaled KKT "
-            f"residual {kkt:.3e}, tolerance asked {tol:.1e}.", ConvergenceWarning, stacklevel=2)
+            f"Rank-SVM decomposition stalled at iteration {iteration} (no dual increase beyond its "
+            f"round-off, {dual_roundoff:.1e}, for {STALL_ITERATIONS} iterations): relative duality gap "
+            f"{gap:.3e}, max scaled KKT residual {kkt:.3e}, tolerance asked {tol:.1e}.{cause}",
+            ConvergenceWarning, stacklevel=2)
     elif not converged:
         warn_not_converged("Rank-SVM decomposition", STOP_RULE, stop_value, tol, max_iter)
     alpha_out = alpha[inverse]
