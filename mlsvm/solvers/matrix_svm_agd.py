@@ -75,7 +75,7 @@ POLISH_STEPS = 20
 #: the progress test (module docstring): first at this iteration, then at every doubling
 PROGRESS_FROM = 1000
 #: ... a doubling of the iterations that lowers the best largest block gap by less than this
-#: fraction is a stall (the slow creep of emotions with the linear kernel lowers it by 2.4-36 % per
+#: fraction is a stall (the slow creep of emotions with the linear kernel lowers it by 2.4-48 % per
 #: doubling; docs/matrix_svm.md)
 PROGRESS_MIN = 1e-3
 
