@@ -169,6 +169,17 @@ def test_a_doubling_without_progress_ends_the_run_as_stalled(case, solver):
     assert not model.fit_report_.converged and model.fit_report_.n_iter == agd.PROGRESS_FROM
 
 
+def test_fast_whose_apg_stage_is_the_whole_budget_reports_its_stall():
+    # "fast" on a kernel runs apg for 1000 iterations before the interior point; with max_iter = 1000
+    # apg is the whole run, and its stall is what the warning says (not "increase max_iter")
+    X, Y, params = NO_PROGRESS["round-off"]
+    model = MatrixSVM(solver="fast", kernel="poly", degree=1, gamma=1.0, max_iter=1000, **params)
+    with pytest.warns(ConvergenceWarning, match=r"'fast': apg\) stalled") as caught:
+        model.fit(X, Y)
+    assert not model.fit_report_.converged
+    assert not any("Increase max_iter" in str(w.message) for w in caught)
+
+
 def test_the_progress_test_fires_only_at_its_checkpoints_and_not_on_a_slow_creep():
     def gaps(per_doubling, t):   # a gap lowered by the factor per_doubling at every doubling of t
         return list(per_doubling ** np.log2(np.arange(1, t + 1)))
