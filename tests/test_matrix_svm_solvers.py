@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
+from mlsvm import MatrixSVM
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import matrix_svm as ms
@@ -146,6 +147,48 @@ def test_max_iter_warns_with_the_gap_reached():
     with pytest.warns(ConvergenceWarning, match="relative duality gap"):
         result = solve_dual_agd(problem.gram_bar, problem.signed, 1.0, tol=1e-12, max_iter=3)
     assert not result.converged and result.n_iter == 3
+
+
+# Two draws of the fuzz harness that ran the whole budget without progress: seven points with
+# features at 1e-6 (K̄ ≈ 11ᵀ; the gap's round-off floor is about 1e-10) asked tol 1e-12 at C = 1e8,
+# and two points with features at 1e6 (curvature ~1e12 along K beside 1 along the bias)
+NO_PROGRESS = {
+    "round-off": (np.random.default_rng(0).standard_normal((7, 2)) * 1e-6,
+                  np.random.default_rng(0).integers(0, 2, (7, 2)), dict(tol=1e-12, C=1e8)),
+    "conditioning": (np.random.default_rng(1).standard_normal((2, 1)) * 1e6, np.array([1, 0]), {}),
+}
+
+
+@pytest.mark.parametrize("solver", ["apg", "agd"])
+@pytest.mark.parametrize("case", sorted(NO_PROGRESS))
+def test_a_doubling_without_progress_ends_the_run_as_stalled(case, solver):
+    X, Y, params = NO_PROGRESS[case]
+    model = MatrixSVM(solver=solver, kernel="linear", max_iter=5000, **params)
+    with pytest.warns(ConvergenceWarning, match=r"stalled .* lowered by less than 0\.1% over iterations 501–1000"):
+        model.fit(X, Y)
+    assert not model.fit_report_.converged and model.fit_report_.n_iter == agd.PROGRESS_FROM
+
+
+def test_fast_whose_apg_stage_is_the_whole_budget_reports_its_stall():
+    # "fast" on a kernel runs apg for 1000 iterations before the interior point; with max_iter = 1000
+    # apg is the whole run, and its stall is what the warning says (not "increase max_iter")
+    X, Y, params = NO_PROGRESS["round-off"]
+    model = MatrixSVM(solver="fast", kernel="poly", degree=1, gamma=1.0, max_iter=1000, **params)
+    with pytest.warns(ConvergenceWarning, match=r"'fast': apg\) stalled") as caught:
+        model.fit(X, Y)
+    assert not model.fit_report_.converged
+    assert not any("Increase max_iter" in str(w.message) for w in caught)
+
+
+def test_the_progress_test_fires_only_at_its_checkpoints_and_not_on_a_slow_creep():
+    def gaps(per_doubling, t):   # a gap lowered by the factor per_doubling at every doubling of t
+        return list(per_doubling ** np.log2(np.arange(1, t + 1)))
+    for t in (agd.PROGRESS_FROM, 2 * agd.PROGRESS_FROM, 8 * agd.PROGRESS_FROM):
+        assert agd._no_progress(gaps(1.0, t))                        # flat
+        assert agd._no_progress(gaps(1.0 - agd.PROGRESS_MIN / 2, t))  # 0.05 % per doubling
+        assert not agd._no_progress(gaps(0.976, t))                  # emotions' slowest doubling
+    for t in (agd.PROGRESS_FROM - 1, 3 * agd.PROGRESS_FROM, 2 * agd.PROGRESS_FROM + 1):
+        assert not agd._no_progress(gaps(1.0, t))                    # not a checkpoint
 
 
 def test_warm_start_at_the_optimum_stops_at_once():

@@ -156,7 +156,9 @@ def _apg_then_ipm(problem, *, tol, max_iter):
         warnings.simplefilter("ignore", ConvergenceWarning)   # the next stage decides
         first = _apg(problem, tol=tol, max_iter=budget)
     if first.converged or budget == max_iter:
-        if not first.converged:
+        if "stalled" in first.history:
+            warn_stalled("MatrixSVM(solver='fast': apg)", first.stop_rule, first.stop_value, np.nan, tol)
+        elif not first.converged:
             warn_not_converged("MatrixSVM(solver='fast': apg)", first.stop_rule, first.stop_value, tol, max_iter)
         return first
     if problem.loss == "hinge" and problem.correlation is None and problem.n_samples + 1 <= MAX_WIDTH:
