@@ -137,8 +137,11 @@ def build_report(evaluation: Evaluation, result: SolverResult, tol: float, solve
     """
     failures = certificate_failures(evaluation, tol)
     if result.converged and failures:
+        # a CVXPY backend's rule is its status, with no value of its own (stop_value is NaN)
+        own_rule = (result.stop_rule if math.isnan(result.stop_value)
+                    else f"{result.stop_rule} = {result.stop_value:.2e}")
         warnings.warn(
-            f"{solver} stopped on its own rule ({result.stop_rule} = {result.stop_value:.2e}) but the "
+            f"{solver} stopped on its own rule ({own_rule}) but the "
             f"recomputed certificate does not meet tol: " + "; ".join(failures) + ". converged=False.",
             ConvergenceWarning, stacklevel=3)
     return FitReport(

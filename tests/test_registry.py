@@ -11,8 +11,10 @@ from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm import registry
 from mlsvm.datasets import make_multilabel
+from mlsvm.formulations.evaluation import Evaluation
 from mlsvm.report import build_report
 from mlsvm.solvers.cvxpy_tools import solve_first_optimal
+from mlsvm.solvers.result import SolverResult
 from mlsvm.verification.registry import all_checks, compare, run_check
 from mlsvm.verification.tolerances import CERTIFIED, tolerance
 
@@ -128,3 +130,17 @@ def test_a_solver_stopped_after_one_iteration_fails_every_row(name):
             stopped_short += 1
             assert not honest.passed and not lying.passed, f"{name}/{solver}: one iteration passed ({lying})"
     assert stopped_short > 0
+
+
+@pytest.mark.parametrize("stop_value, quoted", [(float("nan"), "(CVXPY CLARABEL status optimal)"),
+                                                (3e-9, "(relative duality gap = 3.00e-09)")])
+def test_a_certificate_that_fails_quotes_the_solvers_own_rule_and_its_value_when_it_has_one(stop_value, quoted):
+    # a CVXPY backend stops on its status, with no value of its own: the warning quotes the status alone
+    rule = "CVXPY CLARABEL status optimal" if stop_value != stop_value else "relative duality gap"
+    result = SolverResult(primal={}, dual={}, converged=True, n_iter=1, stop_value=stop_value, stop_rule=rule,
+                          solve_time=0.0)
+    evaluation = Evaluation(primal_objective=1.0, dual_objective=1.0 - 1e-6, kkt={"stationarity": 1e-6})
+    with pytest.warns(ConvergenceWarning, match="recomputed certificate does not meet tol") as caught:
+        report = build_report(evaluation, result, 1e-8, solver="cvxpy")
+    message = str(caught[0].message)
+    assert not report.converged and quoted in message and "nan" not in message

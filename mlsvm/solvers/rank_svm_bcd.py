@@ -401,6 +401,12 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         inner_tol = max(min(0.1 * inner_tol, 0.1 * max(abs(gap), violation / scale) * scale), 1e-14)
         beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
         shift = nu + rho * s - projected   # z's per-label part, kept by the passes; the s·(x_iᵀm − ‖m‖²) part in the pass
+    if not np.isfinite(stop_value):
+        # no multiplier update ran (the passes never met their inner tolerance): the warning quotes
+        # the gap and equality violation of the last iterate, as the multiplier update would have
+        beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
+        gap = relative_gap(0.5 * quadratic + float(_hinge_sum(upper, gradient)), float(alpha.sum()) - 0.5 * quadratic)
+        stop_value = max(abs(gap), float(np.max(np.abs(s))) / scale)
     if stalled:
         warn_stalled("instance BCD", STOP_RULE, stop_value, float("nan"), tol)
     elif not converged:
