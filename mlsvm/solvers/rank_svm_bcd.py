@@ -287,6 +287,15 @@ def _settled(alpha, upper, gradient, start, instances, threshold, settled):
                 break
 
 
+def _gap_and_violation(alpha, upper, quadratic, gradient, s, scale):
+    """``(relative gap, equality violation, stop value)`` of the multiplier update: the primal at
+    the margins ``gradient + 1`` against the dual ``Σα − ½ quadratic``; the stop value is the larger of
+    the gap and the violation relative to ``scale``."""
+    gap = relative_gap(0.5 * quadratic + float(_hinge_sum(upper, gradient)), float(alpha.sum()) - 0.5 * quadratic)
+    violation = float(np.max(np.abs(s)))
+    return gap, violation, max(abs(gap), violation / scale)
+
+
 @compiled
 def _hinge_sum(upper, gradient):
     """``Σ_t u_t max(0, −g_t)``: the primal's loss, with ``g_t = margin_t − 1``."""
@@ -377,12 +386,8 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         # ---- multiplier update
         n_outer += 1
         nu = nu + rho * s
-        violation = float(np.max(np.abs(s)))
         # gradient + 1 = gather(XW) + Aᵀ(ν_old + ρs): the margins at the new ν
-        primal = 0.5 * quadratic + float(_hinge_sum(upper, gradient))
-        dual = float(alpha.sum()) - 0.5 * quadratic
-        gap = relative_gap(primal, dual)
-        stop_value = max(abs(gap), violation / scale)
+        gap, violation, stop_value = _gap_and_violation(alpha, upper, quadratic, gradient, s, scale)
         point = ({"beta": beta, "b": nu - projected - np.mean(nu - projected)}, {"alpha": alpha})
         if stop_value <= tol:
             gradient = None   # recomputed by the next check; T floats less while the certificate runs
@@ -405,8 +410,7 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         # no multiplier update ran (the passes never met their inner tolerance): the warning quotes
         # the gap and equality violation of the last iterate, as the multiplier update would have
         beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
-        gap = relative_gap(0.5 * quadratic + float(_hinge_sum(upper, gradient)), float(alpha.sum()) - 0.5 * quadratic)
-        stop_value = max(abs(gap), float(np.max(np.abs(s))) / scale)
+        stop_value = _gap_and_violation(alpha, upper, quadratic, gradient, s, scale)[2]
     if stalled:
         warn_stalled("instance BCD", STOP_RULE, stop_value, float("nan"), tol)
     elif not converged:
