@@ -3,6 +3,8 @@ statistics, scikit-learn conventions, bad input, and real data (emotions, a yeas
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -145,7 +147,6 @@ def test_yeast_subset_matches_cvxpy(datasets_dir):
 
 
 def test_margin_statistics_bin_only_the_finite_margins():
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         stats = mlodm.margin_statistics(np.array([0.5, np.nan, 1.5, np.inf, 1.0]), bins=4)
