@@ -218,7 +218,8 @@ KERNEL_PARAMETERS = '''\
 kernel : {"linear", "rbf", "poly", "precomputed"} or callable
     The kernel (:func:`mlsvm.kernels.make_kernel`); ``"precomputed"`` takes Gram matrices as X.
 gamma : float or "scale"
-    RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn.
+    RBF / poly width; ``"scale"`` is ``1 / (d · Var X)`` as in scikit-learn, and 1 when the
+    entries of X are all equal.
 degree : int
     Degree of the poly kernel.
 coef0 : float
@@ -263,15 +264,23 @@ make_kernel.__doc__ = make_kernel.__doc__.replace("    %(kernel)s", textwrap.ind
 def _variance(X) -> float:
     """``Var`` over every entry of ``X``. Sparse: two passes over the stored values, the implicit
     zeros adding ``μ²`` each — no densifying, and no ``E[x²] − μ²`` cancellation (which for
-    features far from 0 would make gamma="scale" differ between a sparse and a dense X)."""
+    features far from 0 would make gamma="scale" differ between a sparse and a dense X).
+
+    Entries that are all equal have variance exactly 0: the computed mean of equal values can
+    differ from them by round-off, and 1 / that round-off (1.4e45 for entries at 1e-6) put the
+    poly kernel's values at 1e94."""
     if not issparse(X):
-        return float(np.asarray(X, dtype=np.float64).var())
+        X = np.asarray(X, dtype=np.float64)
+        return 0.0 if X.size == 0 or np.all(X == X.flat[0]) else float(X.var())
     X = X.tocsr()
     if not X.has_canonical_format:   # duplicates would be counted as separate entries
         X = X.copy()
         X.sum_duplicates()
     values = np.asarray(X.data, dtype=np.float64)
     size = X.shape[0] * X.shape[1]
+    # all equal: no stored value, or stored values all equal and, if some entries are implicit, 0
+    if values.size == 0 or (np.all(values == values[0]) and (values.size == size or values[0] == 0.0)):
+        return 0.0
     mean = values.sum() / size
     centred = values - mean
     return float((centred @ centred + (size - values.size) * mean * mean) / size)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics.pairwise import pairwise_kernels
@@ -25,6 +26,25 @@ def test_gamma_scale_and_auto_follow_scikit_learn():
     X = np.random.default_rng(0).standard_normal((30, 4)) * 3.0
     assert make_kernel("rbf", "scale", X=X).gamma == pytest.approx(1.0 / (4 * X.var()))
     assert make_kernel("rbf", "auto", X=X).gamma == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("value", [1e-6, 0.7, 123.456, 1e300, 0.0])
+@pytest.mark.parametrize("shape", [(10, 1), (7, 3)])
+def test_gamma_scale_of_equal_entries_is_one(value, shape):
+    """Entries all equal have variance 0, so gamma="scale" is 1 (scikit-learn's fallback); numpy's
+    var of equal entries is the round-off of their mean (4.5e-44 at 1e-6, inf at 1e300), which gave
+    gamma = 1 / round-off and a kernel at 1e94, or an overflow error. CSR input, with every entry
+    stored or with implicit zeros, gives the same gamma as the dense array."""
+    X = np.full(shape, value)
+    for data in (X, sp.csr_matrix(X), sp.csr_matrix((np.full(X.size, value), np.nonzero(np.ones(shape))), shape)):
+        assert make_kernel("rbf", "scale", X=data).gamma == 1.0
+    assert make_kernel("rbf", "scale", X=sp.csr_matrix(shape)).gamma == 1.0   # no stored value
+    if 0.0 < value < 1e150:   # equal stored values beside implicit zeros: not all entries are equal
+        partial = np.zeros(shape)
+        partial[0] = value
+        dense = make_kernel("rbf", "scale", X=partial).gamma
+        assert dense == pytest.approx(1.0 / (shape[1] * partial.var()), rel=1e-14)
+        assert make_kernel("rbf", "scale", X=sp.csr_matrix(partial)).gamma == pytest.approx(dense, rel=1e-14)
 
 
 @given(st.integers(2, 25), st.integers(1, 8), st.integers(0, 1000))

@@ -159,8 +159,8 @@ def test_biases_from_multipliers_lp_and_kkt_agree():
 
 @pytest.mark.parametrize("scale", [1e77, 1e20, 1.0, 1e-23])
 def test_linear_minimizer_is_exact_at_any_scale_of_the_cost(scale):
-    """The fuzz harness's RankSVM(kernel="poly") on ten equal rows (gamma="scale" of a round-off
-    variance, K ≈ 1.1e94): the gradient at 5.6e77 reached HiGHS, which reads a cost ≥ 1e20 as
+    """The fuzz harness's RankSVM(kernel="poly") on ten equal rows (gamma = 1 / a round-off
+    variance, as gamma="scale" was on them; K ≈ 1.1e94): the gradient at 5.6e77 reached HiGHS, which reads a cost ≥ 1e20 as
     infinite and returned model status Unknown (a raw RuntimeError); at 1e-23 it returned the
     vertex 0 and multiplier 0 (below its absolute tolerances). The LP is solved on scaled data:
     the vertex does not depend on a positive factor of the cost, and the biases scale with it."""

@@ -256,8 +256,9 @@ def test_a_stall_is_noticed_with_shrinking_on():
 @pytest.mark.parametrize("params", [{}, {"C": 1e-8, "degree": 1}, {"C": 1e8, "degree": 1, "scale": 1e6}],
                          ids=["C=1,degree=3", "C=1e-8,degree=1", "C=1e8,degree=1,X*1e6"])
 def test_a_gram_matrix_of_round_off_size_ends_early_in_a_certificate_or_a_stall(params, capfd):
-    """Draws of the fuzz harness (tests/test_fuzz.py): ten equal rows, so gamma="scale" is 1 / (a
-    round-off variance: 7e-46 for rows at 1e-6) and the poly kernel's Gram matrix is rank one at
+    """Draws of the fuzz harness (tests/test_fuzz.py): ten equal rows, and gamma = 1 / (numpy's
+    variance of equal entries, pure round-off: 7e-46 for rows at 1e-6), which gamma="scale" was
+    until it gave equal entries variance 0; the poly kernel's Gram matrix is rank one at
     1.1e94 (degree 3), 2.3e31 (degree 1) or, for rows at 1e6 and C = 1e8, 1.6e13 with β at 1e8.
     The round-off of Kβ then exceeds the unit margins (6.7e7 at C = 1e-8): the sub-problems follow
     round-off. At C = 1 the certificate's LP reached HiGHS with costs at 5.6e77 and ended in a raw
@@ -272,11 +273,13 @@ def test_a_gram_matrix_of_round_off_size_ends_early_in_a_certificate_or_a_stall(
     params = dict(params)
     X = np.random.default_rng(0).standard_normal((10, 1)) * params.pop("scale", 1e-6)
     X[1:] = X[0]
+    gamma = 1.0 / X.var()
+    assert gamma > 1e21
     Y = np.random.default_rng(1).integers(0, 2, (10, 2))
     capfd.readouterr()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        estimator = RankSVM(solver="fast", kernel="poly", **params).fit(X, Y)
+        estimator = RankSVM(solver="fast", kernel="poly", gamma=gamma, **params).fit(X, Y)
     report = estimator.fit_report_
     assert report.solver == "decomposition" and report.n_iter <= 3 * STALL_ITERATIONS
     assert capfd.readouterr() == ("", "")
