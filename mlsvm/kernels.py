@@ -297,7 +297,7 @@ def _variance(X) -> float:
 def check_gram(gram, name: str = "K", *, square: bool = True, psd: bool = True) -> np.ndarray:
     """Validate a Gram matrix: finite; when ``square``, symmetric and PSD up to round-off.
 
-    The PSD test accepts a smallest eigenvalue down to ``−PSD_TOLERANCE · max(1, λ_max)``; beyond
+    The PSD test accepts a smallest eigenvalue down to ``−PSD_TOLERANCE · max(1, ‖K‖₂)``; beyond
     that the problem would not be convex and the error says so.
 
     Parameters
@@ -309,8 +309,8 @@ def check_gram(gram, name: str = "K", *, square: bool = True, psd: bool = True) 
     square : bool
         Require a square matrix.
     psd : bool
-        With ``square``, test positive semidefiniteness (an eigendecomposition; a caller that
-        decomposes the matrix anyway tests its eigenvalues with ``_check_psd`` instead).
+        With ``square``, test positive semidefiniteness (an eigendecomposition; :func:`gram_factor`,
+        which decomposes the matrix anyway, tests the eigenvalues it computes instead).
     """
     # a precomputed Gram matrix given sparse is densified: it is n × n and read densely anyway
     try:

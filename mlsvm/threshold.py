@@ -112,8 +112,8 @@ class ThresholdPredictor:
     intercept_: float = 0.0
 
     def fit(self, F: np.ndarray, Y: np.ndarray) -> "ThresholdPredictor":
-        targets = optimal_thresholds(F, Y)
-        F = _check_scores(F)
+        targets = optimal_thresholds(F, Y)   # validates F and Y
+        F = np.asarray(F, dtype=np.float64)
         design = np.hstack([F, np.ones((F.shape[0], 1))])
         solution, *_ = np.linalg.lstsq(design, targets, rcond=None)
         self.coef_, self.intercept_ = solution[:-1], float(solution[-1])
@@ -126,4 +126,5 @@ class ThresholdPredictor:
 
     def predict(self, F: np.ndarray) -> np.ndarray:
         """``Y_pred[i, k] = 1`` iff ``F[i, k] > t(F[i])``."""
-        return (_check_scores(F) > self.threshold(F)[:, None]).astype(np.int8)
+        threshold = self.threshold(F)   # validates F
+        return (np.asarray(F, dtype=np.float64) > threshold[:, None]).astype(np.int8)
