@@ -474,10 +474,19 @@ def _load_solution(path: Path) -> dict:
     if path.suffix == ".npz":
         return read_npz(path, "solution file", UsageError, " (--solution: one array per name, e.g. np.savez)")
     if path.suffix == ".json":
-        document = json.loads(path.read_text())
+        try:
+            document = json.loads(path.read_text())
+        except ValueError as exc:   # UnicodeDecodeError is one
+            raise UsageError(f"--solution {path} is not valid JSON: {exc}") from None
         if not isinstance(document, dict):
             raise UsageError(f"--solution {path}: expected a JSON object mapping names to arrays")
-        return {key: np.asarray(value, dtype=float) for key, value in document.items()}
+        solution = {}
+        for key, value in document.items():
+            try:   # the types of the entries are certify's to check, naming each
+                solution[key] = np.asarray(value)
+            except ValueError:
+                raise UsageError(f"--solution {path}: {key!r} is not an array (its rows differ in length)") from None
+        return solution
     raise UsageError(f"--solution {path}: expected a .npz or .json file (got {path.suffix or 'no suffix'})")
 
 

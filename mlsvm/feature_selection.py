@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.data import check_scalar, check_X_Y, ranking_pairs
+from mlsvm.kernels import check_row_norms
 from mlsvm.solvers.cvxpy_tools import solve
 
 __all__ = ["FeatureSelectionResult", "scaled_ranking_problem", "multiplicative_feature_selection"]
@@ -116,6 +117,7 @@ def multiplicative_feature_selection(X, Y, *, C: float = 1.0, max_iter: int = 30
         CVXPY backend of each step.
     """
     X, target = check_X_Y(X, Y)
+    check_row_norms(X)   # the products ⟨w, x⟩ of every step would overflow, and the backend fail on them
     check_scalar(C, "C", low=0.0, low_open=True)
     check_scalar(max_iter, "max_iter", low=1, integer=True)
     check_scalar(tol, "tol", low=0.0, low_open=True)

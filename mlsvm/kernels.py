@@ -141,6 +141,9 @@ class Kernel:
             raise ValueError("a precomputed kernel has no feature map: pass the Gram matrix itself")
         symmetric = B is None
         B = A if B is None else B
+        if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+            raise ValueError(f"a kernel takes 2-D arrays (n, d) with the same number of features; got shapes "
+                             f"{A.shape} and {B.shape}")
         check_gram_memory(A.shape[0], B.shape[0], sparse_input=issparse(A) or issparse(B), kernel=self.name,
                           what="training Gram matrix" if symmetric else "test-vs-training Gram matrix")
         # overflow is detected below, once, on the result; numpy's warnings would only add noise
@@ -246,6 +249,11 @@ def make_kernel(kernel="linear", gamma="scale", degree=3, coef0=0.0, X=None) -> 
             raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
         if X is None:
             raise ValueError(f"gamma={gamma!r} needs the training data X to be resolved")
+        if not issparse(X):
+            X = np.asarray(X)
+        if X.ndim != 2 or X.dtype.kind not in "biuf":
+            raise ValueError(f"gamma={gamma!r} is resolved on X, a 2-D array of real numbers (n, d); got shape "
+                             f"{X.shape} and dtype {X.dtype}")
         with np.errstate(over="ignore", invalid="ignore"):   # an overflow is reported below, in X's terms
             variance = _variance(X) if gamma == "scale" else 1.0
             gamma = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
@@ -286,10 +294,10 @@ def _variance(X) -> float:
     return float((centred @ centred + (size - values.size) * mean * mean) / size)
 
 
-def check_gram(gram, name: str = "K", *, square: bool = True) -> np.ndarray:
+def check_gram(gram, name: str = "K", *, square: bool = True, psd: bool = True) -> np.ndarray:
     """Validate a Gram matrix: finite; when ``square``, symmetric and PSD up to round-off.
 
-    The PSD test accepts a smallest eigenvalue down to ``−PSD_TOLERANCE · max(1, λ_max)``; beyond
+    The PSD test accepts a smallest eigenvalue down to ``−PSD_TOLERANCE · max(1, ‖K‖₂)``; beyond
     that the problem would not be convex and the error says so.
 
     Parameters
@@ -300,9 +308,16 @@ def check_gram(gram, name: str = "K", *, square: bool = True) -> np.ndarray:
         Argument name used in error messages.
     square : bool
         Require a square matrix.
+    psd : bool
+        With ``square``, test positive semidefiniteness (an eigendecomposition; :func:`gram_factor`,
+        which decomposes the matrix anyway, tests the eigenvalues it computes instead).
     """
     # a precomputed Gram matrix given sparse is densified: it is n × n and read densely anyway
-    gram = gram.toarray().astype(np.float64, copy=False) if issparse(gram) else np.asarray(gram, dtype=np.float64)
+    try:
+        gram = gram.toarray().astype(np.float64, copy=False) if issparse(gram) else np.asarray(gram, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a Gram matrix of real numbers; got {type(gram).__name__} "
+                         f"{np.asarray(gram).dtype if not issparse(gram) else gram.dtype} values") from None
     if gram.ndim != 2:
         raise ValueError(f"{name} must be a 2-D Gram matrix; got shape {gram.shape}")
     if not np.all(np.isfinite(gram)):
@@ -316,12 +331,28 @@ def check_gram(gram, name: str = "K", *, square: bool = True) -> np.ndarray:
     if asymmetry > PSD_TOLERANCE * scale:
         raise ValueError(f"{name} is not symmetric (max |K − Kᵀ| = {asymmetry:.3g}); a kernel matrix must be")
     gram = 0.5 * (gram + gram.T)
-    smallest = float(np.linalg.eigvalsh(gram)[0])
-    if smallest < -PSD_TOLERANCE * max(1.0, float(np.linalg.norm(gram, 2))):
+    if psd:
+        _check_psd(np.linalg.eigvalsh(gram), name)
+    return gram
+
+
+def _check_psd(eigenvalues: np.ndarray, name: str = "K") -> None:
+    """Raise a ``ValueError`` unless the ascending ``eigenvalues`` of a symmetric Gram matrix are
+    those of a positive semidefinite one up to round-off: the smallest down to
+    ``−PSD_TOLERANCE · max(1, ‖K‖₂)`` (``‖K‖₂`` the largest eigenvalue in magnitude).
+
+    Parameters
+    ----------
+    eigenvalues : array of shape (n,)
+        Eigenvalues of the symmetric matrix, ascending (``numpy.linalg.eigh`` order).
+    name : str
+        Argument name used in error messages.
+    """
+    smallest = float(eigenvalues[0])
+    if smallest < -PSD_TOLERANCE * max(1.0, abs(smallest), float(eigenvalues[-1])):
         raise ValueError(
             f"{name} is not positive semidefinite (smallest eigenvalue {smallest:.3g}): the problem "
             "would not be convex; use a valid kernel")
-    return gram
 
 
 def gram_factor(gram: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
@@ -337,7 +368,9 @@ def gram_factor(gram: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
     rtol : float
         Eigenvalues below ``rtol · λ_max`` are dropped.
     """
-    eigenvalues, vectors = np.linalg.eigh(0.5 * (gram + gram.T))
+    gram = check_gram(gram, "gram", psd=False)   # symmetrised
+    eigenvalues, vectors = np.linalg.eigh(gram)
+    _check_psd(eigenvalues, "gram")
     keep = eigenvalues > rtol * max(eigenvalues[-1], 0.0)
     if not np.any(keep):
         return np.zeros((gram.shape[0], 1))

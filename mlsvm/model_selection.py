@@ -44,7 +44,7 @@ import warnings
 
 import joblib
 import numpy as np
-from sklearn.metrics import make_scorer
+from sklearn.metrics import get_scorer_names, make_scorer
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, StratifiedKFold
 
 from mlsvm import metrics
@@ -72,7 +72,8 @@ def metric_scorer(name: str):
     """
     names = [n for n in metrics.__all__ if n not in ("all_metrics", "LOWER_IS_BETTER")]
     if name not in names:
-        raise ValueError(f"scoring must be one of mlsvm's metrics {names} or a scikit-learn scorer; got {name!r}")
+        raise ValueError(f"scoring must be one of mlsvm's metrics {names} or a scikit-learn scorer "
+                         f"(sklearn.metrics.get_scorer_names()); got {name!r}")
     metric, greater_is_better = getattr(metrics, name), name not in metrics.LOWER_IS_BETTER
     ranking = name in _RANKING_METRICS
     try:
@@ -179,6 +180,11 @@ def grid_search(estimator, param_grid, X, Y, *, cv=5, scoring=None, n_jobs=None,
         raise ValueError(f"param_grid must be a non-empty dict (or list of dicts) of parameter lists; got {param_grid!r}")
     if isinstance(scoring, str) and scoring in metrics.__all__:
         scoring = metric_scorer(scoring)
+    elif isinstance(scoring, str) and scoring not in get_scorer_names():
+        metric_scorer(scoring)   # the error: neither an mlsvm metric nor a scikit-learn scorer
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None, a positive number of parallel fits or a negative one (-1: every "
+                         f"core); got {n_jobs!r}")
     on_terminal = progress is not None and is_terminal(progress)
     search = (_GridSearchWithProgress if on_terminal else GridSearchCV)(
         estimator, param_grid, cv=make_cv(Y, cv, random_state), scoring=scoring, n_jobs=n_jobs, refit=refit,

@@ -193,8 +193,9 @@ def load_model(path):
     """Load a model saved by :func:`save_model`; a clear :class:`ModelFileError` otherwise.
 
     The loaded model is checked like a fresh estimator: its hyperparameters pass the checks ``fit``
-    runs on them, the kernel they give is the saved one, and it predicts on a probe point, so a
-    corrupt or hand-edited file fails here, with a message, and not at the first ``predict``.
+    runs on them, the kernel they give is the saved one, its fitted arrays are finite numbers, and
+    it predicts, with finite decision values, on a probe point, so a corrupt or hand-edited file
+    fails here, with a message, and not at the first ``predict``.
 
     Parameters
     ----------
@@ -271,6 +272,8 @@ def _check_state_name(cls, key: str) -> None:
 
 def _check_loaded(estimator, path: Path) -> None:
     """Validate a loaded model as :meth:`fit` validates a fresh one, then probe it."""
+    from scipy.sparse import issparse
+
     from mlsvm.kernels import make_kernel
     from mlsvm.report import FitReport
 
@@ -291,11 +294,25 @@ def _check_loaded(estimator, path: Path) -> None:
     n_features = estimator.n_features_in_
     if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
         raise ModelFileError(f"{path} is corrupt: n_features_in_ = {n_features!r}")
+    for key, value in vars(estimator).items():
+        values = value.data if issparse(value) else value
+        if not isinstance(values, np.ndarray) or key == "classes_":   # class labels may be strings
+            continue
+        if values.dtype.kind not in "biuf":
+            raise ModelFileError(f"{path} is corrupt: its fitted array {key} holds {values.dtype} values, not numbers")
+        if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
+            raise ModelFileError(f"{path} is corrupt: its fitted array {key} holds NaN or infinite values "
+                                 "(a fitted model has none)")
+    probe = np.zeros((1, n_features))
     try:
-        estimator.decision_function(np.zeros((1, n_features)))
+        with np.errstate(all="ignore"):   # an overflow is reported below, as values that are not finite
+            scores = estimator.decision_function(probe)
+            estimator.predict(probe)
     except (ValueError, TypeError, IndexError, AttributeError, KeyError) as exc:
         raise ModelFileError(f"{path} is corrupt: its fitted arrays do not fit together "
                              f"({type(exc).__name__}: {exc})") from None
+    if not np.all(np.isfinite(scores)):
+        raise ModelFileError(f"{path} is corrupt: its decision values at a probe point are not finite")
 
 
 def _check_hyperparameters(estimator) -> None:

@@ -37,6 +37,9 @@ def threshold_errors(scores: np.ndarray, relevant: np.ndarray, t: float) -> int:
     t : float
         Threshold.
     """
+    scores, relevant = np.asarray(scores), np.asarray(relevant)
+    if scores.ndim != 1 or relevant.shape != scores.shape:
+        raise ValueError(f"scores and relevant must be 1-D arrays of one shape; got {scores.shape} and {relevant.shape}")
     relevant = relevant.astype(bool)
     return int(np.sum(scores[relevant] <= t) + np.sum(scores[~relevant] >= t))
 
@@ -59,18 +62,37 @@ def _optimal_threshold(scores: np.ndarray, relevant: np.ndarray) -> float:
     return 0.5 * (best[0] + best[1])
 
 
+def _check_scores(F, n_labels: int | None = None) -> np.ndarray:
+    """``F`` as a 2-D float array of finite scores (with ``n_labels`` columns when given)."""
+    F = np.asarray(F)
+    if F.ndim != 2 or F.dtype.kind not in "biuf":
+        raise ValueError(f"F must be a 2-D array of real scores (n, q); got shape {F.shape} and dtype {F.dtype}")
+    if n_labels is not None and F.shape[1] != n_labels:
+        raise ValueError(f"F has {F.shape[1]} columns; the predictor was fitted on {n_labels} labels")
+    F = F.astype(np.float64)
+    if not np.all(np.isfinite(F)):
+        raise ValueError("F contains NaN or infinite scores")
+    return F
+
+
 def optimal_thresholds(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """Per-instance optimal thresholds (module docstring) for scores ``F`` and truth ``Y`` (n, q).
 
     Parameters
     ----------
     F : array of shape (n, q)
-        Training scores.
+        Training scores (finite).
     Y : array of shape (n, q)
-        Label indicator.
+        Label indicator in {0, 1}.
     """
-    F = np.asarray(F, dtype=np.float64)
-    Y = np.asarray(Y).astype(bool)
+    from mlsvm.data import check_Y
+
+    F = _check_scores(F)
+    if np.ndim(Y) != 2:
+        raise ValueError(f"Y must be a 2-D label indicator (n, q) like F; got shape {np.shape(Y)}")
+    Y = check_Y(Y, name="Y").Y.astype(bool)
+    if Y.shape != F.shape:
+        raise ValueError(f"Y has shape {Y.shape}; expected {F.shape} like F")
     return np.array([_optimal_threshold(F[i], Y[i]) for i in range(F.shape[0])])
 
 
@@ -90,15 +112,19 @@ class ThresholdPredictor:
     intercept_: float = 0.0
 
     def fit(self, F: np.ndarray, Y: np.ndarray) -> "ThresholdPredictor":
-        targets = optimal_thresholds(F, Y)
+        targets = optimal_thresholds(F, Y)   # validates F and Y
+        F = np.asarray(F, dtype=np.float64)
         design = np.hstack([F, np.ones((F.shape[0], 1))])
         solution, *_ = np.linalg.lstsq(design, targets, rcond=None)
         self.coef_, self.intercept_ = solution[:-1], float(solution[-1])
         return self
 
     def threshold(self, F: np.ndarray) -> np.ndarray:
-        return F @ self.coef_ + self.intercept_
+        if self.coef_ is None:
+            raise ValueError("this ThresholdPredictor is not fitted: call fit first")
+        return _check_scores(F, self.coef_.size) @ self.coef_ + self.intercept_
 
     def predict(self, F: np.ndarray) -> np.ndarray:
         """``Y_pred[i, k] = 1`` iff ``F[i, k] > t(F[i])``."""
-        return (F > self.threshold(F)[:, None]).astype(np.int8)
+        threshold = self.threshold(F)   # validates F
+        return (np.asarray(F, dtype=np.float64) > threshold[:, None]).astype(np.int8)

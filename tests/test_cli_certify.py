@@ -2,6 +2,7 @@
 re-checked, the stored optimum certifies (exit 0, strict JSON), a perturbed one fails (exit 1)."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -51,3 +52,17 @@ def test_export_reference_check_and_bad_paths(case, tmp_path):
     result = _run("certify", str(case), "--solution", str(damaged))
     assert result.returncode == 2 and "Traceback" not in result.stderr and "unexpected" not in result.stderr
     assert f"{damaged} is not a readable solution file: a damaged .npz archive" in result.stderr
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", r"--solution .*bad\.json is not valid JSON: Expecting property name"),
+    ('{"coef": [[1, 2], [3]]}', r"--solution .*bad\.json: 'coef' is not an array \(its rows differ in length\)"),
+    ('{"coef": "abc"}', r"solution\['coef'\] must be an array of real numbers; got <U3"),
+    ('{"coef": null}', r"solution\['coef'\] must be an array of real numbers; got object"),
+])
+def test_a_malformed_json_solution_is_an_error_naming_it(case, tmp_path, text, message):
+    """Before: Python's JSON error or numpy's conversion messages, naming neither the file nor the entry."""
+    (tmp_path / "bad.json").write_text(text)
+    result = _run("certify", str(case), "--solution", str(tmp_path / "bad.json"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert re.search(message, result.stderr), result.stderr

@@ -60,10 +60,47 @@ def test_factor_reproduces_the_gram_matrix(n, d, seed):
     (np.array([[1.0, 0.5], [0.0, 1.0]]), "not symmetric"),
     (np.ones((2, 3)), "square"),
     (np.array([[1.0, np.nan], [np.nan, 1.0]]), "NaN or infinite"),
+    (np.ones(3), "2-D Gram matrix"),
+    (np.array([["a", "b"], ["c", "d"]]), "Gram matrix of real numbers; got ndarray <U1"),
 ])
 def test_bad_gram(gram, message):
+    """check_gram, and gram_factor, which returned a factor of [[1, 2], [2, 1]] (dropping the
+    eigenvalue −1), zeros for a NaN matrix and raw numpy errors for a vector or strings."""
     with pytest.raises(ValueError, match=message):
         check_gram(gram)
+    with pytest.raises(ValueError, match=message):
+        gram_factor(gram)
+
+
+@given(st.integers(1, 30), st.integers(1, 5), st.integers(0, 1000))
+def test_the_psd_test_on_eigh_is_check_gram_s(n, rank, seed):
+    """gram_factor tests the eigenvalues of its own decomposition with check_gram's rule: a
+    rank-deficient Gram matrix shifted by −t·I fails both or neither (t around the tolerance)."""
+    X = np.random.default_rng(seed).standard_normal((n, rank))
+    gram = X @ X.T
+    norm = max(1.0, float(np.linalg.eigvalsh(gram)[-1]))
+    for factor in (0.0, 0.5, 2.0, 10.0):
+        shifted = gram - factor * 1e-8 * norm * np.eye(n)
+        outcomes = []
+        for check in (check_gram, gram_factor):
+            try:
+                check(shifted)
+                outcomes.append(True)
+            except ValueError as exc:
+                assert "not positive semidefinite" in str(exc)
+                outcomes.append(False)
+        assert outcomes[0] == outcomes[1]
+        if factor >= 2.0 and n > rank:
+            assert outcomes == [False, False]
+
+
+def test_kernel_arguments_of_the_wrong_shape_are_clear_errors():
+    X = np.random.default_rng(0).standard_normal((5, 3))
+    with pytest.raises(ValueError, match=r"same number of features; got shapes \(5, 3\) and \(5, 2\)"):
+        make_kernel("rbf", 1.0)(X, X[:, :2])
+    for bad in (X[0], X.astype(str)):
+        with pytest.raises(ValueError, match=r"gamma='scale' is resolved on X, a 2-D array of real numbers"):
+            make_kernel("rbf", "scale", X=bad)
 
 
 def test_round_off_negative_eigenvalue_is_accepted():

@@ -149,6 +149,12 @@ def test_cv_splitters():
     (lambda X, y: grid_search(SVC(), SVC_GRID, X, y, cv=2.5), "cv must be"),
     (lambda X, y: grid_search(SVC(), SVC_GRID, X, y, cv=None), "cv must be"),
     (lambda X, y: metric_scorer("accuracy_of_nothing"), "scoring must be one of"),
+    # before: scikit-learn's InvalidParameterError listing only its own scorers, and joblib's
+    # "n_jobs == 0 in Parallel has no meaning"
+    (lambda X, y: grid_search(SVC(), SVC_GRID, X, y, scoring="accuracy_of_nothing"),
+     r"scoring must be one of mlsvm's metrics \['hamming_loss'.* or a scikit-learn scorer"),
+    (lambda X, y: grid_search(SVC(), SVC_GRID, X, y, n_jobs=0), "n_jobs must be None, a positive number"),
+    (lambda X, y: grid_search(SVC(), SVC_GRID, X, y, n_jobs=1.5), "n_jobs must be None"),
     (lambda X, y: paper_grid("svm-light"), "model must be one of"),
 ])
 def test_bad_input(multiclass, call, message):

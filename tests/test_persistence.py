@@ -4,6 +4,7 @@ never suggest unpickling; outputs are checked before any work and written atomic
 import json
 import os
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -67,6 +68,33 @@ def test_saved_models_load_and_pass_their_own_checks(saved):
 def test_tampered_metadata_is_a_model_file_error(saved, tmp_path, name, change, match):
     path = _tamper(saved[name], tmp_path / "tampered.npz", change)
     with pytest.raises(ModelFileError, match=match):
+        load_model(path)
+
+
+@pytest.mark.parametrize("name, attribute, change, match", [
+    ("MatrixSVM", "dual_coef_", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 0, np.nan, a),
+     "fitted array dual_coef_ holds NaN or infinite values"),
+    ("MLODM", "coef_", lambda a: np.full_like(a, -np.inf), "fitted array coef_ holds NaN or infinite"),
+    ("MatrixSVM", "alpha_", lambda a: np.full(a.shape, "x"), "fitted array alpha_ holds <U1 values, not numbers"),
+    ("MatrixSVM", "dual_coef_", lambda a: np.full_like(a, 1e308), "decision values at a probe point are not finite"),
+])
+def test_tampered_fitted_arrays_are_a_model_file_error(saved, tmp_path, name, attribute, change, match):
+    """A hand-edited array loaded, and the model predicted NaN: the probe read only the decision
+    values' shape. An array predict does not read (alpha_) loaded as strings. No numpy warning."""
+    arrays = dict(np.load(saved[name], allow_pickle=False))
+    key = json.loads(arrays["__meta__"].tobytes())["state"][attribute]["__array__"]
+    arrays[key] = change(arrays[key])
+    np.savez(tmp_path / "tampered.npz", **arrays)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ModelFileError, match=match):
+            load_model(tmp_path / "tampered.npz")
+
+
+def test_a_fitted_state_predict_cannot_read_is_a_model_file_error(saved, tmp_path):
+    """predict reads state that decision_function does not (the indicator dtype): the probe runs both."""
+    path = _tamper(saved["MatrixSVM"], tmp_path / "tampered.npz", lambda m: m["state"].update(_indicator_dtype="x"))
+    with pytest.raises(ModelFileError, match=r"fitted arrays do not fit together \(TypeError"):
         load_model(path)
 
 

@@ -115,3 +115,6 @@ def test_feature_selection_bad_input():
         multiplicative_feature_selection(np.eye(3), np.eye(3, dtype=int), C=0.0)
     with pytest.raises(ValueError, match="no ranking pairs"):
         multiplicative_feature_selection(np.eye(3), np.ones((3, 2), dtype=int))
+    # every step's products ⟨w, x⟩ overflow: before, the CVXPY backend failed (GroundTruthError)
+    with pytest.raises(ValueError, match=r"X has 3 row\(s\) whose squared norm ‖x‖² overflows float64"):
+        multiplicative_feature_selection(1e300 * np.eye(3), np.eye(3, dtype=int))

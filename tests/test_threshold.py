@@ -1,5 +1,7 @@
 """The set-size predictor of Elisseeff & Weston §4.3 (mlsvm.threshold) against brute force."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -71,3 +73,28 @@ def test_predictor_recovers_a_linear_threshold_and_predicts_strictly_above():
     assert np.mean(predicted != Y) < 0.02
     t = predictor.threshold(F)
     assert np.array_equal(predicted, (F > t[:, None]).astype(np.int8))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda F, Y: optimal_thresholds(F[:, :2], Y), r"Y has shape \(4, 3\); expected \(4, 2\) like F"),
+    (lambda F, Y: optimal_thresholds(np.where(F > 0, np.nan, F), Y), "F contains NaN or infinite scores"),
+    (lambda F, Y: optimal_thresholds(np.full_like(F, np.inf), Y), "F contains NaN or infinite scores"),
+    (lambda F, Y: optimal_thresholds(F.astype(str), Y), r"F must be a 2-D array of real scores .* dtype <U"),
+    (lambda F, Y: optimal_thresholds(F[0], Y[0]), r"F must be a 2-D array of real scores \(n, q\); got shape \(3,\)"),
+    (lambda F, Y: optimal_thresholds(F, 2 * Y), r"Y must contain only 0 and 1"),
+    (lambda F, Y: optimal_thresholds(F, Y[:, 0]), r"Y must be a 2-D label indicator"),
+    (lambda F, Y: ThresholdPredictor().fit(F, Y).predict(F[:, :2]), "F has 2 columns; the predictor was fitted on 3"),
+    (lambda F, Y: ThresholdPredictor().fit(F, Y).predict(np.full_like(F, np.nan)), "F contains NaN"),
+    (lambda F, Y: ThresholdPredictor().predict(F), "not fitted"),
+    (lambda F, Y: threshold_errors(F[0], Y[0, :2], 0.0), r"1-D arrays of one shape; got \(3,\) and \(2,\)"),
+])
+def test_bad_scores_and_labels_are_clear_errors(call, match):
+    """The public threshold functions are usable on their own: before, a shape mismatch was a raw
+    IndexError, NaN scores gave NaN thresholds, infinite ones numpy warnings and labels of 2 or
+    '1' counted as relevant."""
+    F = np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5], [0.2, 0.3, 0.1], [-1.0, 1.5, 0.0]])
+    Y = np.array([[1, 0, 1], [1, 0, 0], [0, 1, 1], [0, 1, 0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=match):
+            call(F, Y)
