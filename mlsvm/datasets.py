@@ -405,7 +405,7 @@ def make_multiclass(n_samples=60, n_features=4, n_classes=3, *, random_state=0):
     Parameters
     ----------
     n_samples : int
-        Number of samples.
+        Number of samples, at least ``n_classes`` (the classes take turns: each gets a point).
     n_features : int
         Number of features.
     n_classes : int
@@ -414,6 +414,8 @@ def make_multiclass(n_samples=60, n_features=4, n_classes=3, *, random_state=0):
         Seed.
     """
     check_scalar(n_classes, "n_classes", low=2, integer=True)
+    check_scalar(n_samples, "n_samples", low=n_classes, integer=True)
+    check_scalar(n_features, "n_features", low=1, integer=True)
     rng = np.random.default_rng(random_state)
     centers = 2.0 * rng.standard_normal((n_classes, n_features))
     y = np.arange(n_samples) % n_classes

@@ -35,10 +35,13 @@ LOWER_IS_BETTER = frozenset({"hamming_loss", "ranking_loss", "one_error", "cover
 
 
 def _pair(Y, other, other_name: str, *, binary: bool):
+    classes = np.ndim(Y) == 1
     Y = check_Y(Y, name="Y_true").Y.astype(bool)
     other = np.asarray(other)
     if other.shape != Y.shape:
-        raise ValueError(f"{other_name} has shape {other.shape}; expected {Y.shape} like Y_true")
+        read = (f" (Y_true is a 1-D class vector, read as the indicator of its {Y.shape[1]} classes; give "
+                f"{other_name} per class too)" if classes else "")
+        raise ValueError(f"{other_name} has shape {other.shape}; expected {Y.shape} like Y_true{read}")
     if binary:
         other = check_Y(other, name=other_name).Y.astype(bool)
     else:

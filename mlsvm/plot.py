@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mlsvm.kernels import available_memory
 from mlsvm.persistence import atomic_write
 
 __all__ = ["plot_convergence", "plot_margin_histogram", "plot_decision_regions", "save_figure"]
@@ -74,11 +75,18 @@ def _named_histories(reports_or_histories) -> list[tuple[str, dict]]:
     return items
 
 
+def _floats(values, what: str) -> np.ndarray:
+    """``values`` as a flat float array, or a ``ValueError`` naming ``what``."""
+    try:
+        return np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must hold real numbers; got {np.asarray(values).dtype}") from None
+
+
 def _series(history: dict, keys: tuple[str, ...]):
     for key in keys:
         if key in history and len(history[key]):
-            values = np.asarray(history[key], dtype=float).ravel()
-            return key, values
+            return key, _floats(history[key], f"history[{key!r}]")
     return None, None
 
 
@@ -171,7 +179,7 @@ def plot_margin_histogram(margins_by_model: dict, ax=None, bins: int = 30):
         raise ValueError(f"bins must be a positive int; got {bins!r}")
     margins = {}
     for name, values in margins_by_model.items():
-        values = np.asarray(values, dtype=float).ravel()
+        values = _floats(values, f"margins_by_model[{name!r}]")
         if values.size == 0:
             raise ValueError(f"margins_by_model[{name!r}] is empty")
         if not np.all(np.isfinite(values)):
@@ -279,14 +287,24 @@ def plot_decision_regions(estimator, X, Y_or_y, ax=None, resolution: int = 200):
         Grid points per axis.
     """
     matplotlib, _, _ = _matplotlib()  # before any work: a missing extra is said at once
-    X = np.asarray(X, dtype=float)
+    X = np.asarray(X)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"X must have shape (n, 2) for a 2-D picture; got {X.shape}")
+    X = _floats(X, "X").reshape(-1, 2)
+    if not np.all(np.isfinite(X)):   # the grid spans X: it would be NaN
+        raise ValueError(f"X contains {int(np.count_nonzero(~np.isfinite(X)))} NaN or infinite value(s); "
+                         "every point drawn must be finite")
     Y = np.asarray(Y_or_y)
     if Y.ndim not in (1, 2) or Y.shape[0] != X.shape[0]:
         raise ValueError(f"Y_or_y must be a 1-D class vector or an (n, q) indicator with n = {X.shape[0]}; got {Y.shape}")
     if not isinstance(resolution, (int, np.integer)) or isinstance(resolution, bool) or resolution < 2:
         raise ValueError(f"resolution must be an int ≥ 2; got {resolution!r}")
+    # the grid: its two coordinate arrays, its points (two columns) and their regions, float64 each
+    needed, available = 5 * 8 * int(resolution) ** 2, available_memory()
+    if available is not None and needed > available:
+        raise ValueError(f"resolution={resolution} is a grid of {int(resolution) ** 2:,} points that needs about "
+                         f"{needed / 1e9:.3g} GB of memory, but only {available / 1e9:.3g} GB is available; "
+                         "lower resolution")
     padding = 0.1 * np.maximum(np.ptp(X, axis=0), 1e-12)
     low, high = X.min(axis=0) - padding, X.max(axis=0) + padding
     xx, yy = np.meshgrid(np.linspace(low[0], high[0], resolution), np.linspace(low[1], high[1], resolution))
@@ -330,6 +348,8 @@ def save_figure(figure, path, *, dpi: int = 120) -> Path:
     dpi : int
         Resolution.
     """
+    if not (hasattr(figure, "savefig") and hasattr(figure, "canvas")):
+        raise TypeError(f"figure must be a matplotlib Figure (as the plot functions return); got {type(figure).__name__}")
     path = Path(path)
     file_format = path.suffix.lstrip(".").lower()
     supported = figure.canvas.get_supported_filetypes()

@@ -277,3 +277,19 @@ def test_synthetic_generators_are_seeded():
     assert set(np.unique(a.Y)) <= {0, 1}
     X, y = make_multiclass(30, 3, 3, random_state=1)
     assert X.shape == (30, 3) and set(y) == {0, 1, 2}
+
+
+@pytest.mark.parametrize("args, message", [
+    ((0, 3, 3), r"n_samples must lie in \[3, inf\]; got 0"),
+    ((1, 1, 2), r"n_samples must lie in \[2, inf\]; got 1"),
+    ((10, 0, 3), r"n_features must lie in \[1, inf\]; got 0"),
+    ((10.5, 3, 3), "n_samples must be an integer; got 10.5"),
+    (("a", 3, 3), "n_samples must be an integer; got 'a'"),
+])
+def test_make_multiclass_checks_its_sizes(args, message):
+    """Before: 0 samples or 0 features gave empty arrays, a single sample a one-class problem, and
+    10.5 or 'a' a raw IndexError or TypeError from numpy."""
+    with pytest.raises(ValueError, match=message):
+        make_multiclass(*args)
+    X, y = make_multiclass(3, 1, 3)
+    assert X.shape == (3, 1) and sorted(y) == [0, 1, 2]

@@ -138,6 +138,10 @@ def test_empty_sets_count_as_perfect():
     (lambda: metrics.hamming_loss(np.eye(2, dtype=int), np.ones((2, 3))), "Y_pred has shape"),
     (lambda: metrics.ranking_loss(np.eye(2, dtype=int), np.array([[0, np.nan], [1, 0]])), "scores contains NaN"),
     (lambda: metrics.hamming_loss(np.eye(2, dtype=int), 2 * np.eye(2)), "only 0 and 1"),
+    # two class vectors: "expected (3, 3) like Y_true" alone did not say why
+    (lambda: metrics.hamming_loss(np.array([0, 1, 2]), np.array([0, 1, 1])),
+     r"Y_pred has shape \(3,\); expected \(3, 3\) like Y_true \(Y_true is a 1-D class vector, read as the "
+     r"indicator of its 3 classes; give Y_pred per class too\)"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):

@@ -3,6 +3,7 @@ and say how to install matplotlib when it is missing."""
 
 import struct
 import sys
+import warnings
 import zlib
 
 import numpy as np
@@ -99,6 +100,7 @@ def test_convergence_single_axes_uses_a_log_twin(plot):
 
 @pytest.mark.parametrize("bad, message", [
     ([], "empty"), (42, "FitReport"), ([{"loss": [1.0]}], "none of"), ([3.0], "FitReports or history"),
+    ({"objective": ["a", "b"]}, r"history\['objective'\] must hold real numbers; got <U1"),   # was numpy's message
 ])
 def test_convergence_bad_input(plot, bad, message):
     with pytest.raises(ValueError, match=message):
@@ -119,6 +121,7 @@ def test_margin_histogram_png_and_legend_statistics(plot, tmp_path):
 
 @pytest.mark.parametrize("bad, message", [
     ({}, "non-empty dict"), ([1.0, 2.0], "non-empty dict"), ({"a": []}, "empty"), ({"a": [1.0, np.nan]}, "NaN"),
+    ({"a": ["x"]}, r"margins_by_model\['a'\] must hold real numbers"),
 ])
 def test_margin_histogram_bad_input(plot, bad, message):
     with pytest.raises(ValueError, match=message):
@@ -184,6 +187,21 @@ def test_decision_regions_bad_input(plot, X_shape, y_shape, resolution, message)
         plot.plot_decision_regions(model, np.zeros(X_shape), np.zeros(y_shape), resolution=resolution)
 
 
+def test_decision_regions_of_points_not_finite_or_a_grid_beyond_memory(plot):
+    """Before: NaN or infinite points made a NaN grid, reported as the grid's 40,000 bad values (with
+    numpy warnings for inf); resolution=10**6 ended in a MemoryError for 7 TiB."""
+    X, y = make_multiclass(30, 2, 3, random_state=5)
+    model = SVC().fit(X, y)
+    bad = X.copy()
+    bad[0, 0], bad[3, 1] = np.nan, np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"X contains 2 NaN or infinite value\(s\); every point drawn must be"):
+            plot.plot_decision_regions(model, bad, y, resolution=200)
+        with pytest.raises(ValueError, match=r"resolution=1000000 is a grid of 1,000,000,000,000 points that needs"):
+            plot.plot_decision_regions(model, X, y, resolution=10**6)
+
+
 # ---- saving ----------------------------------------------------------------------------------
 
 def test_save_figure_is_atomic(plot, tmp_path):
@@ -207,6 +225,8 @@ def test_save_figure_formats(plot, tmp_path):
     assert plot.save_figure(figure, tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(ValueError, match="path must end in one of"):
         plot.save_figure(figure, tmp_path / "f.docx")
+    with pytest.raises(TypeError, match="figure must be a matplotlib Figure .*; got str"):   # was AttributeError
+        plot.save_figure("figure", tmp_path / "f.png")
 
 
 def test_missing_matplotlib_says_how_to_install(monkeypatch):
