@@ -6,8 +6,8 @@ from sklearn.svm import SVC, LinearSVC
 
 from mlsvm.datasets import make_multilabel
 from mlsvm.testing import certify
-from mlsvm.testing.conventions import (from_linear_svc, matrix_svm_linear_svc_parameters, ovn_from_svc,
-                                      ovn_svc_parameters, rank_svm_from_svc, rank_svm_svc_parameters,
+from mlsvm.testing.conventions import (from_linear_svc, matrix_svm_linear_svc_parameters, mlodm_libodm_parameters,
+                                      ovn_from_svc, ovn_svc_parameters, rank_svm_from_svc, rank_svm_svc_parameters,
                                       sm3l_from_linear_svc, sm3l_linear_svc_parameters)
 
 DATA = make_multilabel(60, 5, 3, random_state=4)
@@ -121,3 +121,20 @@ def test_sm3l_converter_refuses_other_constants_and_a_coupling_r():
         sm3l_linear_svc_parameters(1.0, np.array([[1.0, 0.2], [0.2, 1.0]]))
     with pytest.raises(ValueError, match=r"models\[0\] is not SM3L's problem"):
         sm3l_from_linear_svc([LinearSVC(loss="squared_hinge").fit(DATA.X, DATA.Y[:, 0])])
+
+
+def test_bad_constants_and_models_are_errors_naming_them():
+    """Before: C = -1 or NaN came back as LinearSVC parameters, a string or an unfitted model in
+    place of the fitted ones raised AttributeError, and mLODM's μ = 0 passed."""
+    for call, error, message in [
+        (lambda: matrix_svm_linear_svc_parameters(-1.0), ValueError, r"C must lie in \(0\.0, inf\]; got -1"),
+        (lambda: rank_svm_svc_parameters(np.nan), ValueError, "C must be finite; got nan"),
+        (lambda: mlodm_libodm_parameters(1.0, 0.5, 0.0, 10), ValueError, r"mu must lie in \(0\.0, 1\.0\]"),
+        (lambda: mlodm_libodm_parameters(1.0, 0.5, 0.5, 0), ValueError, r"n_samples must lie in \[1, inf\]"),
+        (lambda: from_linear_svc("models"), TypeError, "models must be a list of fitted LinearSVC models.*got str"),
+        (lambda: from_linear_svc([LinearSVC()]), TypeError, r"models\[0\] must be a fitted LinearSVC \(with coef_"),
+        (lambda: sm3l_from_linear_svc(LinearSVC()), TypeError, "models must be a list .*got LinearSVC"),
+        (lambda: rank_svm_from_svc(SVC(), np.eye(2, dtype=int)), TypeError, "svc must be a fitted SVC"),
+    ]:
+        with pytest.raises(error, match=message):
+            call()

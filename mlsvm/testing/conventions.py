@@ -46,6 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mlsvm.data import check_scalar
+from mlsvm.formulations.mlodm import check_hyperparameters
+
 __all__ = ["matrix_svm_linear_svc_parameters", "from_linear_svc", "rank_svm_svc_parameters",
            "rank_svm_from_svc", "ovn_svc_parameters", "ovn_from_svc", "sm3l_linear_svc_parameters",
            "sm3l_from_linear_svc", "rank_svm_from_zhang", "mlodm_libodm_parameters", "mlodm_from_libodm"]
@@ -59,6 +62,7 @@ def matrix_svm_linear_svc_parameters(C: float) -> dict:
     C : float
         Matrix-SVM's C (the same C for ``LinearSVC``).
     """
+    check_scalar(C, "C", low=0.0, low_open=True)
     return dict(C=C, loss="hinge", fit_intercept=True, intercept_scaling=1.0)
 
 
@@ -74,7 +78,7 @@ def from_linear_svc(models) -> dict:
     models : list of LinearSVC, OneVsRestClassifier or MultiOutputClassifier
         One fitted ``LinearSVC`` per label, or a fitted wrapper of them.
     """
-    models = list(getattr(models, "estimators_", models))
+    models = _fitted_models(models, "LinearSVC", ("coef_", "intercept_"))
     weights, biases = [], []
     for k, model in enumerate(models):
         params = model.get_params()
@@ -88,9 +92,26 @@ def from_linear_svc(models) -> dict:
     return {"W": np.column_stack(weights), "b": np.asarray(biases)}
 
 
+def _fitted_models(models, kind: str, attributes: tuple, name: str = "models") -> list:
+    """``models`` as a list (a wrapper's ``estimators_``), each with the fitted ``attributes``."""
+    if hasattr(models, "estimators_"):
+        models = list(models.estimators_)
+    elif isinstance(models, (list, tuple)):
+        models = list(models)
+    else:
+        raise TypeError(f"{name} must be a list of fitted {kind} models, one per label, or a fitted "
+                        f"OneVsRestClassifier / MultiOutputClassifier of them; got {type(models).__name__}")
+    for k, model in enumerate(models):
+        if not all(hasattr(model, attribute) for attribute in attributes):
+            where = name if name == "svc" else f"{name}[{k}]"
+            raise TypeError(f"{where} must be a fitted {kind} (with {', '.join(attributes)}); got {type(model).__name__}")
+    return models
+
+
 def _binary_svc(svc, Y, which: str):
     """``(Y, y∘α, b)`` of an ``SVC`` fitted on ``Y[:, 0]`` (``y = +1`` iff the row is in label 0),
     ``y∘α`` over all training points (0 off the support); ``Y`` must have exactly ``which``."""
+    _fitted_models([svc], "SVC", ("classes_", "support_", "dual_coef_", "intercept_"), name="svc")
     Y = np.asarray(Y)
     if Y.ndim != 2 or Y.shape[1] != 2 or not np.all(Y.sum(axis=1) == 1):
         raise ValueError(f"Y must be an (n, 2) indicator with exactly {which} is the binary C-SVM only then")
@@ -109,6 +130,7 @@ def rank_svm_svc_parameters(C: float) -> dict:
     C : float
         Rank-SVM's C (``SVC`` gets ``2C``).
     """
+    check_scalar(C, "C", low=0.0, low_open=True)
     return dict(C=2.0 * C)
 
 
@@ -139,6 +161,7 @@ def ovn_svc_parameters(beta: float) -> dict:
     beta : float
         OvN's hinge weight β (``SVC`` gets ``C = β/2``).
     """
+    check_scalar(beta, "beta", low=0.0, low_open=True)
     return dict(C=0.5 * beta)
 
 
@@ -175,8 +198,7 @@ def sm3l_linear_svc_parameters(lam: float, R=None) -> list:
         SM3L's label-correlation matrix; it must be diagonal (per-label solvers cannot couple
         labels). An int q, or None, means ``R = I`` (None: a single label; give q for more).
     """
-    if not lam > 0:
-        raise ValueError(f"lam must be > 0; got {lam!r}")
+    check_scalar(lam, "lam", low=0.0, low_open=True)
     if R is None or isinstance(R, (int, np.integer)):
         diagonal = np.ones(1 if R is None else int(R))
     else:
@@ -204,7 +226,7 @@ def sm3l_from_linear_svc(models, X=None) -> dict:
     X : array of shape (n, d) or None
         The training features, to return coefficients over the training points instead of W.
     """
-    models = list(getattr(models, "estimators_", models))
+    models = _fitted_models(models, "LinearSVC", ("coef_",))
     weights = []
     for k, model in enumerate(models):
         params = model.get_params()
@@ -265,8 +287,10 @@ def mlodm_libodm_parameters(C: float, theta: float, mu: float, n_samples: int) -
     n_samples : int
         The number of training instances m (LIBODM divides its loss weight by it).
     """
-    if not 0.0 <= theta < 1.0:
+    check_hyperparameters(C, theta, mu)
+    if theta == 1.0:
         raise ValueError(f"theta must be in [0, 1) (LIBODM divides by (1 − θ)²); got {theta!r}")
+    check_scalar(n_samples, "n_samples", low=1, integer=True)
     return {"lambda": C * n_samples * (1.0 - theta) ** 2, "theta": theta, "mu": mu, "bias": 0}
 
 
