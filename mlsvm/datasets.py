@@ -95,6 +95,8 @@ def load_arff(path, n_labels: int, *, sparse: bool | None = None) -> MultilabelD
     check_scalar(n_labels, "n_labels", low=1, integer=True)
     if sparse not in (None, True, False):
         raise ValueError(f"sparse must be None (auto), True or False; got {sparse!r}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory; load_arff reads one ARFF file")
     if not path.is_file():
         raise FileNotFoundError(f"ARFF file not found: {path}")
     names, kinds = [], []
@@ -346,22 +348,26 @@ def load_bibtex(split: str = "train", path=None, *, sparse: bool = True) -> Mult
 
     The file ships as one ``bibtex.arff``; ``split="train"`` is its first 4880 rows
     (:data:`BIBTEX_TRAIN_SIZE`), ``"test"`` the other 2515 (the sizes of MULAN's split; the
-    project takes it by row order), ``"all"`` every row. ``path``: the ARFF file (default:
-    ``bibtex.arff`` in ``$MLSVM_DATASETS`` or ``../shared/datasets``). ``sparse=False`` returns a
-    dense ``X`` (118 MB for the whole set).
+    project takes it by row order), ``"all"`` every row. ``path``: the ARFF file, or a folder
+    holding ``bibtex.arff`` (default: ``bibtex.arff`` in ``$MLSVM_DATASETS`` or
+    ``../shared/datasets``). ``sparse=False`` returns a dense ``X`` (118 MB for the whole set).
 
     Parameters
     ----------
     split : {"train", "test"}
         Which part (the first 4880 rows are train).
     path : str, Path or None
-        The ARFF file (default: found like the other datasets).
+        The ARFF file, or a folder holding ``bibtex.arff`` (default: found like the other datasets).
     sparse : bool
         Return X as CSR.
     """
     if split not in ("train", "test", "all"):
         raise ValueError(f"split must be 'train', 'test' or 'all'; got {split!r}")
-    data = load_arff(_dataset_path("bibtex.arff") if path is None else path, n_labels=159, sparse=sparse)
+    if path is None:
+        path = _dataset_path("bibtex.arff")
+    elif Path(path).is_dir():
+        path = Path(path) / "bibtex.arff"
+    data = load_arff(path, n_labels=159, sparse=sparse)
     rows = {"train": slice(0, BIBTEX_TRAIN_SIZE), "test": slice(BIBTEX_TRAIN_SIZE, None), "all": slice(None)}[split]
     return MultilabelData(data.X[rows], data.Y[rows], data.feature_names, data.label_names, f"bibtex-{split}")
 

@@ -65,6 +65,18 @@ def test_malformed_files(tmp_path, body, n_labels, message):
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="ARFF file not found"):
         load_arff(tmp_path / "nope.arff", 1)
+    with pytest.raises(IsADirectoryError, match="is a directory; load_arff reads one ARFF file"):   # was "not found"
+        load_arff(tmp_path, 1)
+
+
+def test_bibtex_path_may_be_the_folder_that_holds_it(tmp_path):
+    """load_bibtex(path=folder) read the folder as the file ("ARFF file not found: folder")."""
+    attributes = "".join(f"@attribute f{j} {{0,1}}\n" for j in range(161))
+    (tmp_path / "bibtex.arff").write_text(f"@relation bibtex\n{attributes}@data\n{{0 1,2 1}}\n{{1 1,160 1}}\n")
+    for path in (tmp_path, tmp_path / "bibtex.arff"):
+        data = load_bibtex("all", path)
+        assert data.X.shape == (2, 2) and data.Y.shape == (2, 159)
+        assert data.X.toarray().tolist() == [[1, 0], [0, 1]] and data.Y[0].sum() == 1 and data.Y[1, -1] == 1
 
 
 def test_missing_dataset_dir_says_where_to_put_it(tmp_path, monkeypatch):
