@@ -324,8 +324,11 @@ def _check_hyperparameters(estimator) -> None:
     """
     from mlsvm.data import check_scalar
     from mlsvm.estimators._base import check_solver
+    from mlsvm.solvers.cvxpy_tools import check_backend
 
     check_solver(estimator.solver, type(estimator).solver_names())
+    if hasattr(estimator, "cvxpy_solver"):
+        check_backend(estimator.cvxpy_solver)
     check_scalar(estimator.tol, "tol", low=0.0, low_open=True)
     if estimator.max_iter is not None:   # None: each solver's own budget, as fit allows it
         check_scalar(estimator.max_iter, "max_iter", low=1, integer=True)

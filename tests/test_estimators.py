@@ -2,6 +2,8 @@
 fit_report_, multiclass input, precomputed kernels, GridSearchCV, clone, persistence round trip,
 and bad input. Models are listed once, with small settings that fit in a second."""
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -155,6 +157,21 @@ def test_random_state_is_checked_for_every_solver(name):
             cls(random_state=seed).fit(data.X, target)
     for seed in (None, 3, np.int64(3), np.random.default_rng(3), np.random.RandomState(3)):
         cls(random_state=seed, tol=1e-4).fit(data.X, target)
+
+
+@pytest.mark.parametrize("name", [n for n in mlsvm.__all__ if n != "__version__"])
+def test_cvxpy_solver_is_checked_for_every_solver(name):
+    """cvxpy_solver=None or -1 with solver="cvxpy" was an AttributeError ('NoneType' object has no
+    attribute 'upper'), with another solver it was ignored, and BinaryApproachSVM named str(-1)."""
+    cls = getattr(mlsvm, name)
+    data = make_multilabel(12, 3, 2, random_state=0)
+    target = np.arange(12) % 3 if cls._single_output else data.Y
+    for solver in ("cvxpy", cls().solver):
+        for backend in (None, -1, "MOSEK", ["ECOS", "SCS"]):
+            with pytest.raises(ValueError, match=rf"cvxpy_solver must be one of \['CLARABEL', 'ECOS', 'OSQP', 'SCS'\]; "
+                                                 rf"got {re.escape(repr(backend))}"):
+                cls(solver=solver, cvxpy_solver=backend).fit(data.X, target)
+    assert cls(cvxpy_solver="ecos", tol=1e-4).fit(data.X, target).fit_report_ is not None   # any letter case
 
 
 def test_hyperparameters_at_the_float_limit_end_in_an_error_or_an_honest_warning():

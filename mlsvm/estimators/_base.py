@@ -32,6 +32,7 @@ from mlsvm.data import LabelTarget, check_class_vector, check_X, check_X_Y, chec
 from mlsvm.formulations.evaluation import Evaluation
 from mlsvm.kernels import check_gram, check_row_norms, make_kernel
 from mlsvm.report import FitReport, build_report
+from mlsvm.solvers.cvxpy_tools import check_backend
 from mlsvm.solvers.result import SolverResult
 
 __all__ = ["KernelMultilabelEstimator", "check_solver", "check_n_features", "float_guard"]
@@ -159,6 +160,8 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         except (TypeError, ValueError):
             raise ValueError(f"random_state must be None, a non-negative int or a numpy Generator; got "
                              f"{self.random_state!r}") from None
+        if hasattr(self, "cvxpy_solver"):   # whatever the solver, as the other parameters
+            check_backend(self.cvxpy_solver)
         if self._single_output:
             Y = check_class_vector(Y, "y")
         X, target = check_X_Y(X, Y)

@@ -29,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from mlsvm.formulations.evaluation import relative_difference
 from mlsvm.solvers.result import SolverResult
 
-__all__ = ["solve_cvxpy", "variable_value", "REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS", "GroundTruthError", "solve", "solve_first_optimal", "solve_checked", "BackendAgreement"]
+__all__ = ["check_backend", "solve_cvxpy", "variable_value", "REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS", "GroundTruthError", "solve", "solve_first_optimal", "solve_checked", "BackendAgreement"]
 
 #: Tight settings per backend (the tolerance table of the ground truth).
 BACKENDS = {
@@ -191,6 +191,23 @@ def _solve_scs(problem: cp.Problem, **settings) -> float:
     return problem.value
 
 
+
+def check_backend(name, argument: str = "cvxpy_solver") -> str:
+    """The backend ``name`` in :data:`BACKENDS` (any letter case), upper-cased; otherwise a
+    ``ValueError`` naming ``argument`` and the backends.
+
+    Parameters
+    ----------
+    name : str
+        A CVXPY backend name.
+    argument : str
+        The argument's name, for the message.
+    """
+    if not isinstance(name, str) or name.upper() not in BACKENDS:
+        raise ValueError(f"{argument} must be one of {sorted(BACKENDS)}; got {name!r}")
+    return name.upper()
+
+
 def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
     """Solve ``problem`` with ``solver`` at the tight settings of :data:`BACKENDS`.
 
@@ -211,9 +228,7 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
     """
     if isinstance(solver, (tuple, list)):
         return solve_first_optimal(lambda: problem, solver, **options)[1]
-    solver = solver.upper()
-    if solver not in BACKENDS:
-        raise ValueError(f"cvxpy_solver must be one of {sorted(BACKENDS)}; got {solver!r}")
+    solver = check_backend(solver)
     settings = {**BACKENDS[solver], **options}
     try:
         # "Solution may be inaccurate" & co.: the status says it; what the backend prints is quoted

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 
 from mlsvm.formulations import rank_binary
-from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve_first_optimal
+from mlsvm.solvers.cvxpy_tools import GroundTruthError, check_backend, solve_first_optimal
 from mlsvm.solvers.result import SolverResult
 
 __all__ = ["solve_primal", "BACKENDS"]
@@ -52,7 +52,7 @@ def solve_primal(problem: rank_binary.BinaryApproachProblem, cvxpy_solver: str =
         Tolerance the returned point's certificate must meet.
     """
     start = time.perf_counter()
-    first = str(cvxpy_solver).upper()
+    first = check_backend(cvxpy_solver)
     backends = (first, *(backend for backend in BACKENDS if backend != first))
     best, failures, n_iter = None, [], 0
     for backend in backends:
