@@ -349,7 +349,8 @@ def save_figure(figure, path, *, dpi: int = 120) -> Path:
         Resolution.
     """
     if not (hasattr(figure, "savefig") and hasattr(figure, "canvas")):
-        raise TypeError(f"figure must be a matplotlib Figure (as the plot functions return); got {type(figure).__name__}")
+        raise TypeError(f"figure must be a matplotlib Figure (as the plot functions return); "
+                        f"got {type(figure).__name__}")
     path = Path(path)
     file_format = path.suffix.lstrip(".").lower()
     supported = figure.canvas.get_supported_filetypes()

@@ -39,7 +39,8 @@ def threshold_errors(scores: np.ndarray, relevant: np.ndarray, t: float) -> int:
     """
     scores, relevant = np.asarray(scores), np.asarray(relevant)
     if scores.ndim != 1 or relevant.shape != scores.shape:
-        raise ValueError(f"scores and relevant must be 1-D arrays of one shape; got {scores.shape} and {relevant.shape}")
+        raise ValueError(f"scores and relevant must be 1-D arrays of one shape; got {scores.shape} "
+                         f"and {relevant.shape}")
     relevant = relevant.astype(bool)
     return int(np.sum(scores[relevant] <= t) + np.sum(scores[~relevant] >= t))
 

@@ -29,7 +29,8 @@ from sklearn.exceptions import ConvergenceWarning
 from mlsvm.formulations.evaluation import relative_difference
 from mlsvm.solvers.result import SolverResult
 
-__all__ = ["check_backend", "solve_cvxpy", "variable_value", "REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS", "GroundTruthError", "solve", "solve_first_optimal", "solve_checked", "BackendAgreement"]
+__all__ = ["check_backend", "solve_cvxpy", "variable_value", "REFERENCE_BACKEND", "CROSSCHECK_BACKEND", "BACKENDS",
+           "GroundTruthError", "solve", "solve_first_optimal", "solve_checked", "BackendAgreement"]
 
 #: Tight settings per backend (the tolerance table of the ground truth).
 BACKENDS = {
@@ -189,7 +190,6 @@ def _solve_scs(problem: cp.Problem, **settings) -> float:
         raise KeyboardInterrupt
     problem.unpack_results(solution, chain, inverse_data)
     return problem.value
-
 
 
 def check_backend(name, argument: str = "cvxpy_solver") -> str:

@@ -104,7 +104,8 @@ def _fitted_models(models, kind: str, attributes: tuple, name: str = "models") -
     for k, model in enumerate(models):
         if not all(hasattr(model, attribute) for attribute in attributes):
             where = name if name == "svc" else f"{name}[{k}]"
-            raise TypeError(f"{where} must be a fitted {kind} (with {', '.join(attributes)}); got {type(model).__name__}")
+            raise TypeError(f"{where} must be a fitted {kind} (with {', '.join(attributes)}); "
+                            f"got {type(model).__name__}")
     return models
 
 
