@@ -3,10 +3,12 @@ fit_report_, multiclass input, precomputed kernels, GridSearchCV, clone, persist
 and bad input. Models are listed once, with small settings that fit in a second."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
 
 import mlsvm
@@ -174,16 +176,29 @@ def test_cvxpy_solver_is_checked_for_every_solver(name):
     assert cls(cvxpy_solver="ecos", tol=1e-4).fit(data.X, target).fit_report_ is not None   # any letter case
 
 
+def test_scores_that_overflow_after_a_fit_at_c_1e300_are_an_error_naming_x():
+    """The explore fuzz draw: MatrixSVM at C = 1e300 on two points at 1e5 ends, honestly, not
+    converged with coef_ = −3.2e303; predict then let numpy's "overflow encountered in matmul" out
+    and returned scores of ±inf."""
+    X = np.random.default_rng(0).standard_normal((2, 1)) * 1e6
+    Y = np.random.default_rng(0).integers(0, 2, (2, 1))
+    with pytest.warns(ConvergenceWarning):
+        model = mlsvm.MatrixSVM(solver="fast", kernel="linear", C=1e300).fit(X, Y)
+    assert not model.fit_report_.converged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in (model.predict, model.decision_function):
+            with pytest.raises(ValueError, match=r"decision values of X overflow float64 for 2 row\(s\).*"
+                                                 r"converged=False.*a smaller C"):
+                method(X)
+
+
 def test_hyperparameters_at_the_float_limit_end_in_an_error_or_an_honest_warning():
     """A weight λ of 1e-300 or a C of 1e300: the solvers overflow. Each fit either fails with a
     ValueError naming the estimator's parameters (a factorization broke down: it was a LinAlgError
     from inside SM3L's Newton step; SMSVM's case is test_sparse_mm's vanishing-weight test)
     or ends converged=False with the solver's ConvergenceWarning, never with a NumPy warning
     (MatrixSVM, Rank-SVM and OvN let overflow warnings out; the report's relative gap warned too)."""
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-
     data = make_multilabel(40, 3, 3, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

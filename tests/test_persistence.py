@@ -76,7 +76,7 @@ def test_tampered_metadata_is_a_model_file_error(saved, tmp_path, name, change, 
      "fitted array dual_coef_ holds NaN or infinite values"),
     ("MLODM", "coef_", lambda a: np.full_like(a, -np.inf), "fitted array coef_ holds NaN or infinite"),
     ("MatrixSVM", "alpha_", lambda a: np.full(a.shape, "x"), "fitted array alpha_ holds <U1 values, not numbers"),
-    ("MatrixSVM", "dual_coef_", lambda a: np.full_like(a, 1e308), "decision values at a probe point are not finite"),
+    ("MatrixSVM", "dual_coef_", lambda a: np.full_like(a, 1e308), "decision values of X overflow float64"),
 ])
 def test_tampered_fitted_arrays_are_a_model_file_error(saved, tmp_path, name, attribute, change, match):
     """A hand-edited array loaded, and the model predicted NaN: the probe read only the decision

@@ -217,10 +217,23 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         check_row_norms(X)
         return np.asarray(X @ self.coef_) + self.intercept_
 
+    def _finite_scores(self, X) -> np.ndarray:
+        """:meth:`_scores`, or a ``ValueError`` when they overflow float64: a fit at the edge of
+        float64 (C = 1e300) can end, not converged, with coefficients near 1e304."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = self._scores(X)
+        if not np.all(np.isfinite(scores)):
+            rows = int(np.count_nonzero(~np.all(np.isfinite(scores), axis=1)))
+            raise ValueError(
+                f"the decision values of X overflow float64 for {rows} row(s): the coefficients of {self!r} "
+                f"are too large for float64 (its fit reported converged={self.fit_report_.converged}); refit "
+                "with parameters float64 can solve (e.g. a smaller C), or scale X")
+        return scores
+
     def decision_function(self, X) -> np.ndarray:
         """Multilabel fit: the scores ``f_k(x)``, shape (m, q). Multiclass fit: per-class scores
         (m, n_classes); with two classes the 1-D ``s_1 − s_0``, positive for ``classes_[1]``."""
-        scores = self._scores(X)
+        scores = self._finite_scores(X)
         if not self._multiclass:
             return scores
         scores = self._class_scores(scores)
@@ -228,7 +241,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Class labels (multiclass fit: argmax of the per-class scores) or an (m, q) {0,1} indicator."""
-        scores = self._scores(X)
+        scores = self._finite_scores(X)
         if self._multiclass:
             return self.classes_[np.argmax(self._class_scores(scores), axis=1)]
         return self._decide(scores).astype(np.dtype(self._indicator_dtype), copy=False)

@@ -244,7 +244,7 @@ class CategoricalRegressionSVM(BinaryApproachSVM):
 
     def outputs(self, X) -> np.ndarray:
         """The Q real outputs ``f_k(x)`` of the binary approach, shape (m, Q)."""
-        return self._scores(X)
+        return self._finite_scores(X)
 
     def _class_scores(self, scores: np.ndarray) -> np.ndarray:
         return -decoding_cost(scores, self.codes_, "clipped")
