@@ -279,16 +279,15 @@ def _variance(X) -> float:
     poly kernel's values at 1e94."""
     if not issparse(X):
         X = np.asarray(X, dtype=np.float64)
-        return 0.0 if X.size == 0 or np.all(X == X.flat[0]) else float(X.var())
+        return 0.0 if X.size == 0 or X.min() == X.max() else float(X.var())
     X = X.tocsr()
     if not X.has_canonical_format:   # duplicates would be counted as separate entries
         X = X.copy()
         X.sum_duplicates()
-    values = np.asarray(X.data, dtype=np.float64)
     size = X.shape[0] * X.shape[1]
-    # all equal: no stored value, or stored values all equal and, if some entries are implicit, 0
-    if values.size == 0 or (np.all(values == values[0]) and (values.size == size or values[0] == 0.0)):
+    if size == 0 or X.min() == X.max():   # scipy's min and max count the implicit zeros
         return 0.0
+    values = np.asarray(X.data, dtype=np.float64)
     mean = values.sum() / size
     centred = values - mean
     return float((centred @ centred + (size - values.size) * mean * mean) / size)

@@ -70,7 +70,7 @@ def _check_scores(F, n_labels: int | None = None) -> np.ndarray:
         raise ValueError(f"F must be a 2-D array of real scores (n, q); got shape {F.shape} and dtype {F.dtype}")
     if n_labels is not None and F.shape[1] != n_labels:
         raise ValueError(f"F has {F.shape[1]} columns; the predictor was fitted on {n_labels} labels")
-    F = F.astype(np.float64)
+    F = F.astype(np.float64, copy=False)
     if not np.all(np.isfinite(F)):
         raise ValueError("F contains NaN or infinite scores")
     return F
