@@ -312,10 +312,35 @@ def test_a_crossover_that_does_not_certify_leaves_the_stall_warning(monkeypatch)
     from mlsvm import registry
     from mlsvm.registry import matrix_svm as table
 
-    exact = table.polish_labels
-    monkeypatch.setattr(table, "polish_labels",
-                        lambda *args, **kwargs: (np.clip(exact(*args, **kwargs)[0] * 0.99, 0, None), None))
+    exact = table.polish_labels_factored
+    monkeypatch.setattr(table, "polish_labels_factored",
+                        lambda *args, **kwargs: np.clip(exact(*args, **kwargs) * 0.99, 0, None))
     problem = _wine_linear_problem()
     with pytest.warns(ConvergenceWarning, match="stalled"):
         _, result = registry.run(registry.model("matrix_svm"), problem, solver="ipm", tol=CHECK_TOL, max_iter=200)
     assert not result.converged and "crossover" not in result.stop_rule
+
+
+@pytest.mark.parametrize("rows, C", [("all", 1.0), ("all", 10.0), ("duplicated", 1.0)])
+def test_fast_certifies_the_linear_kernel_on_emotions_raw_features(rows, C):
+    """emotions (the bundled set, 593 × 72, columns up to 237 around means up to 155: cond X̄ ≈ 2e5)
+    at the default tol 1e-8: the interior point stalls (gap 2e-8 at C = 1, 3e-4 at C = 10), and the
+    active-set crossover on K̄_FF, whose factor squares that condition number, returned a point with a
+    gap near 1. The crossover through the features certifies, at CVXPY's (Clarabel) primal optimum.
+    "duplicated": the first 300 rows and every third of them again, so that copies of a point lie on
+    the margin together (Z_F loses rank: the least-norm split of α_F)."""
+    from mlsvm.datasets import load_emotions
+
+    data = load_emotions()
+    X, Y = data.X, data.Y
+    if rows == "duplicated":
+        X, Y = np.vstack([X[:300], X[:300:3]]), np.vstack([Y[:300], Y[:300:3]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = MatrixSVM(C=C, kernel="linear").fit(X, Y)
+    report = model.fit_report_
+    assert report.converged and "crossover" in report.stop_rule
+    assert abs(report.relative_gap) <= model.tol and report.max_kkt <= model.tol
+    problem = ms.MatrixSVMProblem(make_kernel("linear")(X), Y, C, None, "hinge", features=X)
+    cvx, _ = ms.cvxpy_primal(problem)
+    assert relative_difference(report.primal_objective, solve(cvx, "CLARABEL")) <= 1e-8

@@ -26,7 +26,7 @@ from mlsvm.solvers.matrix_svm_closed_form import solve_least_squares
 from mlsvm.solvers.matrix_svm_dcd import solve_dcd
 from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH, interior_point_box
 from mlsvm.solvers.matrix_svm_liblinear import solve_liblinear_dcd
-from mlsvm.solvers.matrix_svm_polish import polish_labels
+from mlsvm.solvers.matrix_svm_polish import polish_labels, polish_labels_factored
 from mlsvm.solvers.result import SolverResult, warn_not_converged, warn_stalled
 
 #: "apg" without A: labels whose gap is small or has stalled get an active-set polish every this
@@ -38,9 +38,6 @@ FAST_START = 0.5
 IPM_MAX_ITER = 200
 #: active-set steps of the crossover that follows an interior point stalled short of ``tol``
 CROSSOVER_STEPS = 10
-#: ... when K̄ (n × n) is at hand or this small: without K (the linear kernel's features alone) the
-#: crossover forms it, 8n² bytes (128 MB at this n)
-CROSSOVER_MAX_N = 4000
 #: the coordinate-descent passes ``max_iter`` may ask for (its default is sized for the gradient methods)
 DCD_MAX_PASSES = 5000
 #: "fast" on a kernel: accelerated gradient first (tens of iterations on well-scaled data); past
@@ -92,9 +89,7 @@ def _ipm(problem, *, tol, max_iter):
         result = interior_point_box(factor, problem.signed, problem.C, tol=tol,
                                     max_iter=min(max_iter, IPM_MAX_ITER), certificate=_certificate(problem),
                                     name="MatrixSVM(solver='ipm')")
-    crossover = None
-    if not result.converged and (problem.gram is not None or problem.n_samples <= CROSSOVER_MAX_N):
-        crossover = _crossover(problem, result, factor, tol)
+    crossover = None if result.converged else _crossover(problem, result, factor, tol)
     if crossover is not None and crossover.stop_value < result.stop_value:
         if not crossover.converged:   # better than the interior point's iterate, still short of tol
             warn_stalled("MatrixSVM(solver='ipm') with its active-set crossover", "the certificate (relative "
@@ -109,19 +104,25 @@ def _ipm(problem, *, tol, max_iter):
 def _crossover(problem, result, factor, tol):
     """A point from a stalled interior point's iterate. With many free α on a K̄ of low rank (the
     linear kernel, n ≫ d) or features far from the origin, the Newton systems lose accuracy as the
-    barrier on the free set vanishes, and the gap stalls (1e-9 on wine, 1e-4 with features around
-    100 and C = 10) while μ is at 1e-14. The active sets the last iterate identifies (from
-    ``α − c∇g``, ``c = 1 / mean diag K̄``) are solved exactly by the active-set method of the "apg"
-    polish; the candidate is ``converged`` only when its own relative gap and scaled KKT residuals
-    meet ``tol``, and its ``stop_value`` is that certificate."""
-    alpha, gram_bar, signed = result.dual["alpha"], problem.gram_bar, problem.signed
-    gradient = signed * problem.gram_bar_times(alpha * signed) - 1.0
-    candidate, _ = polish_labels(gram_bar, signed, alpha, problem.C, gradient=gradient,
-                                 scale=1.0 / float(np.mean(np.diag(gram_bar))), steps=CROSSOVER_STEPS)
+    barrier on the free set vanishes, and the gap stalls (1e-9 on wine, 2e-8 to 3e-4 on emotions
+    with C = 1 to 10, whose columns reach 237 around means up to 155) while μ is at 1e-14. The
+    active sets the last iterate identifies (from ``α − c∇g``, ``c = 1 / mean diag K̄``) are solved
+    exactly by active-set steps: through the features (:func:`polish_labels_factored`) for the
+    linear kernel, where a factor of ``K̄_FF`` squares the features' condition number (on emotions it
+    leaves no usable candidate), and on K̄ by the "apg" polish otherwise. The candidate is
+    ``converged`` only when its own relative gap and scaled KKT residuals meet ``tol``, and its
+    ``stop_value`` is that certificate."""
+    alpha, signed = result.dual["alpha"], problem.signed
+    augmented = np.hstack([factor, np.ones((factor.shape[0], 1))])
+    if problem.features is not None:
+        candidate = polish_labels_factored(augmented, signed, alpha, problem.C, steps=CROSSOVER_STEPS)
+    else:
+        gradient = signed * problem.gram_bar_times(alpha * signed) - 1.0
+        candidate, _ = polish_labels(problem.gram_bar, signed, alpha, problem.C, gradient=gradient,
+                                     scale=1.0 / float(np.mean(np.diag(problem.gram_bar))), steps=CROSSOVER_STEPS)
     evaluation = matrix_svm.evaluate(problem, {}, {"alpha": candidate})
     certificate = max(abs(evaluation.relative_gap), evaluation.max_kkt)
     coef = evaluation.extra["coef"]
-    augmented = np.hstack([factor, np.ones((factor.shape[0], 1))])
     return SolverResult(primal={"coef": coef, "W": augmented.T @ coef}, dual={"alpha": candidate},
                         converged=bool(certificate <= tol), n_iter=result.n_iter, stop_value=certificate,
                         stop_rule=f"{result.stop_rule} (interior point stalled at {result.stop_value:.1e}), "
