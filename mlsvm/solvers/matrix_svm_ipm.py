@@ -23,8 +23,9 @@ raw features, C = 10: relative residuals of the Newton system from 1e-6 to 1e3 o
 iterations, and the interior point stalled at a gap of 3.5e-4). The rows F where that ratio exceeds
 ``SPLIT_AMPLIFICATION`` (at most ``SPLIT_MAX_FACTOR·(r+1)`` of them, the largest ratios) are kept out
 of the elimination: with ``N`` the system of the other rows, ``Δα_F`` solves the |F| × |F| Schur
-complement ``S = Z_F N⁻¹Z_Fᵀ + D_F`` (no D⁻¹ in it), then ``Δv = N⁻¹(X̃ᵀD⁻¹… + X̃_FᵀΔα_F)`` and the
-other rows by Woodbury as before. Extra cost per label ``O(|F|·r² + |F|²r + |F|³)``.
+complement ``S = Z_F N⁻¹Z_Fᵀ + D_F`` (no D⁻¹ in it), then ``Δv = N⁻¹(Z_BᵀD_B⁻¹r_B + Z_FᵀΔα_F)``
+(centred coordinates) and the other rows B by Woodbury as before. Extra cost per label
+``O(|F|·r² + |F|²r + |F|³)``.
 
 Stopping rule (exact, stated): relative duality gap ``(P(W(α)) − D(α)) / max(1, |P|, |D|) ≤ tol``
 with P and D the primal and dual objectives of the whole problem (summed over labels).
@@ -55,7 +56,8 @@ SPLIT_MAX_FACTOR = 2
 
 class _BatchedHinge:
     """The q label QPs of the module docstring for :func:`~mlsvm.solvers.ipm_tools.box_qp_ipm`:
-    no equality rows; Newton systems by Woodbury through the q systems ``G + X̃ᵀD_k⁻¹X̃``."""
+    no equality rows; Newton systems by Woodbury through the q systems ``G + X̃ᵀD_k⁻¹X̃``, the rows of
+    tiny D by their own Schur complement (module docstring)."""
 
     def __init__(self, factor: np.ndarray, signed: np.ndarray, C: float):
         n = signed.shape[0]
