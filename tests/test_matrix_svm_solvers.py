@@ -290,10 +290,19 @@ def _wine_linear_problem():
     return ms.MatrixSVMProblem(gram, reference.Y, 1.0, None, "hinge", features=reference.X)
 
 
-def test_ipm_stalled_at_round_off_is_finished_by_the_active_set_crossover():
+@pytest.fixture
+def ipm_without_split(monkeypatch):
+    """The interior point as it was before its Newton solves split off the rows of tiny D (every row
+    eliminated through D⁻¹): it stalls on the problems below, which exercises the crossover."""
+    from mlsvm.solvers import matrix_svm_ipm
+
+    monkeypatch.setattr(matrix_svm_ipm, "SPLIT_AMPLIFICATION", np.inf)
+
+
+def test_ipm_stalled_at_round_off_is_finished_by_the_active_set_crossover(ipm_without_split):
     """wine-150, linear, tol 1e-9 (a `verify --full` row): 150 points on a K̄ of rank 14 leave many α
-    free; the interior point stalls at a gap of 1.8e-9 with μ at 1e-14. The crossover's exact
-    active-set solve certifies, and agrees with the CVXPY primal."""
+    free; the interior point without its split stalls at a gap of 1.8e-9 with μ at 1e-14. The
+    crossover's exact active-set solve certifies, and agrees with the CVXPY primal."""
     from mlsvm import registry
 
     problem = _wine_linear_problem()
@@ -308,7 +317,7 @@ def test_ipm_stalled_at_round_off_is_finished_by_the_active_set_crossover():
     assert relative_difference(evaluation.primal_objective, solve(cvx, "CLARABEL")) <= 1e-8
 
 
-def test_a_crossover_that_does_not_certify_leaves_the_stall_warning(monkeypatch):
+def test_a_crossover_that_does_not_certify_leaves_the_stall_warning(monkeypatch, ipm_without_split):
     from mlsvm import registry
     from mlsvm.registry import matrix_svm as table
 
@@ -321,26 +330,63 @@ def test_a_crossover_that_does_not_certify_leaves_the_stall_warning(monkeypatch)
     assert not result.converged and "crossover" not in result.stop_rule
 
 
-@pytest.mark.parametrize("rows, C", [("all", 1.0), ("all", 10.0), ("duplicated", 1.0)])
-def test_fast_certifies_the_linear_kernel_on_emotions_raw_features(rows, C):
-    """emotions (the bundled set, 593 × 72, columns up to 237 around means up to 155: cond X̄ ≈ 2e5)
-    at the default tol 1e-8: the interior point stalls (gap 2e-8 at C = 1, 3e-4 at C = 10), and the
-    active-set crossover on K̄_FF, whose factor squares that condition number, returned a point with a
-    gap near 1. The crossover through the features certifies, at CVXPY's (Clarabel) primal optimum.
-    "duplicated": the first 300 rows and every third of them again, so that copies of a point lie on
-    the margin together (Z_F loses rank: the least-norm split of α_F)."""
+def _emotions(rows):
     from mlsvm.datasets import load_emotions
 
     data = load_emotions()
-    X, Y = data.X, data.Y
-    if rows == "duplicated":
-        X, Y = np.vstack([X[:300], X[:300:3]]), np.vstack([Y[:300], Y[:300:3]])
+    if rows == "duplicated":   # the first 300 rows and every third of them again
+        return np.vstack([data.X[:300], data.X[:300:3]]), np.vstack([data.Y[:300], data.Y[:300:3]])
+    return data.X, data.Y
+
+
+def _certified_at_clarabels_optimum(X, Y, C, stop_rule):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = MatrixSVM(C=C, kernel="linear").fit(X, Y)
     report = model.fit_report_
-    assert report.converged and "crossover" in report.stop_rule
+    assert report.converged and stop_rule(report.stop_rule), report.stop_rule
     assert abs(report.relative_gap) <= model.tol and report.max_kkt <= model.tol
     problem = ms.MatrixSVMProblem(make_kernel("linear")(X), Y, C, None, "hinge", features=X)
     cvx, _ = ms.cvxpy_primal(problem)
     assert relative_difference(report.primal_objective, solve(cvx, "CLARABEL")) <= 1e-8
+
+
+@pytest.mark.parametrize("rows, C", [("all", 1.0), ("all", 10.0), ("duplicated", 1.0)])
+def test_the_crossover_through_the_features_certifies_emotions_raw_features(ipm_without_split, rows, C):
+    """emotions (the bundled set, 593 × 72, columns up to 237 around means up to 155: cond X̄ ≈ 2e5)
+    at the default tol 1e-8: the interior point without its split stalls (gap 2e-8 at C = 1, 3e-4
+    at C = 10), and the active-set crossover on K̄_FF, whose factor squares that condition number,
+    returned a point with a gap near 1. The crossover through the features certifies, at CVXPY's
+    (Clarabel) primal optimum. "duplicated": copies of a point lie on the margin together (Z_F loses
+    rank: the least-norm split of α_F)."""
+    X, Y = _emotions(rows)
+    _certified_at_clarabels_optimum(X, Y, C, lambda rule: "crossover" in rule)
+
+
+@pytest.mark.parametrize("C", [1.0, 10.0, 100.0])
+def test_the_interior_point_certifies_emotions_raw_features(C):
+    """The same data: with the rows of tiny D split off its Newton solves, the interior point itself
+    certifies (before: stalled at 2.2e-8, 3.5e-4 and 4.3e-3)."""
+    X, Y = _emotions("all")
+    _certified_at_clarabels_optimum(X, Y, C, lambda rule: "crossover" not in rule)
+
+
+def test_newton_solves_keep_their_accuracy_when_d_spans_25_decades():
+    """At an interior point's late iterate D is tiny on the free α (≤ r + 1 of them) and huge on the
+    others. Eliminating every row through D⁻¹ (Woodbury) left a relative residual of 3e2 here; the
+    rows of tiny D solved by their own Schur complement leave round-off."""
+    from mlsvm.datasets import load_emotions
+    from mlsvm.solvers.matrix_svm_ipm import _BatchedHinge
+
+    data = load_emotions()
+    signed = 2.0 * data.Y - 1.0
+    rng = np.random.default_rng(0)
+    d = np.full(signed.shape, 1e6)
+    for k in range(signed.shape[1]):
+        d[rng.choice(len(d), 40, replace=False), k] = 10.0 ** rng.uniform(-13, -8, 40)
+    system = _BatchedHinge(data.X, signed, 10.0)
+    system.factorize(d)
+    rhs = rng.standard_normal(signed.shape)
+    x, _ = system.solve(rhs)
+    product = signed * (system.augmented @ (system.augmented.T @ (signed * x))) + d * x
+    assert np.abs(product - rhs).max() <= 1e-7 * np.abs(rhs).max()
