@@ -306,12 +306,13 @@ def polish_labels_factored(augmented: np.ndarray, signed: np.ndarray, alpha: np.
     ``w_U = C Z_Uᵀ1`` and the thin SVD ``Z_Fᵀ = U S Vᵀ``, stationarity on F (``Z_F w = 1`` for
     ``w = w_U + Z_Fᵀα_F``) gives ::
 
-        w = w_U + U S⁻¹ Vᵀ (1 − Z_F w_U),        α_F = V S⁻² Vᵀ (1 − Z_F w_U).
+        α_F = V S⁻² Vᵀ (1 − Z_F w_U).
 
-    The margins ``Z_F w`` then carry the error of S's condition number, where a factor of
-    ``K̄_FF = Z_F Z_Fᵀ`` carries its square: features far from the origin (emotions, columns up
-    to 237 around means up to 155, where cond X̄ ≈ 2e5) leave ``K̄_FF`` singular to round-off and
-    :func:`polish_labels` without a usable candidate. Singular values below ``p·ε·S_max`` are
+    The SVD of Z_F holds its small singular values to an absolute ``ε·S_max``; ``K̄_FF = Z_F Z_Fᵀ``,
+    once formed, holds its small eigenvalues only to ``ε·S_max²``, so a solve through it carries the
+    square of the condition number that this one carries: features far from the origin (emotions,
+    columns up to 237 around means up to 155, where cond X̄ ≈ 2e5) leave ``K̄_FF`` singular to
+    round-off and :func:`polish_labels` without a usable candidate. Singular values below ``p·ε·S_max`` are
     dropped (duplicate points on the margin: α_F is then the least-norm split, w is unchanged).
     A free set larger than the rank p cannot be a generic optimum's (at most p points lie on a
     label's margin): the label stops stepping there. Each label keeps, of its starting point and
