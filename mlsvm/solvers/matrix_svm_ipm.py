@@ -22,7 +22,7 @@ Woodbury's ``Δα_i = (r_i − z_iᵀΔw)/D_i`` cancels: its error grows like ``
 raw features, C = 10: relative residuals of the Newton system from 1e-6 to 1e3 over the last
 iterations, and the interior point stalled at a gap of 3.5e-4). The rows F where that ratio exceeds
 ``SPLIT_AMPLIFICATION`` (at most ``SPLIT_MAX_FACTOR·(r+1)`` of them, the largest ratios) are kept out
-of the elimination: with ``N`` the system of the other rows, ``Δα_F`` solves the |F| × |F| Schur
+of the elimination: with ``N`` the system of the other rows, ``Δα_F`` solves the ``|F| × |F|`` Schur
 complement ``S = Z_F N⁻¹Z_Fᵀ + D_F`` (no D⁻¹ in it), then ``Δv = N⁻¹(Z_BᵀD_B⁻¹r_B + Z_FᵀΔα_F)``
 (centred coordinates) and the other rows B by Woodbury as before. Extra cost per label
 ``O(|F|·r² + |F|²r + |F|³)``.
