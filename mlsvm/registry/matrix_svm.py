@@ -113,9 +113,8 @@ def _crossover(problem, result, factor, tol):
     ``converged`` only when its own relative gap and scaled KKT residuals meet ``tol``, and its
     ``stop_value`` is that certificate."""
     alpha, signed = result.dual["alpha"], problem.signed
-    augmented = np.hstack([factor, np.ones((factor.shape[0], 1))])
     if problem.features is not None:
-        candidate = polish_labels_factored(augmented, signed, alpha, problem.C, steps=CROSSOVER_STEPS)
+        candidate = polish_labels_factored(factor, signed, alpha, problem.C, steps=CROSSOVER_STEPS)
     else:
         gradient = signed * problem.gram_bar_times(alpha * signed) - 1.0
         candidate, _ = polish_labels(problem.gram_bar, signed, alpha, problem.C, gradient=gradient,
@@ -123,7 +122,8 @@ def _crossover(problem, result, factor, tol):
     evaluation = matrix_svm.evaluate(problem, {}, {"alpha": candidate})
     certificate = max(abs(evaluation.relative_gap), evaluation.max_kkt)
     coef = evaluation.extra["coef"]
-    return SolverResult(primal={"coef": coef, "W": augmented.T @ coef}, dual={"alpha": candidate},
+    weights = np.vstack([factor.T @ coef, coef.sum(axis=0)])                # W = X̄ᵀΘ, X̄ = [F, 1]
+    return SolverResult(primal={"coef": coef, "W": weights}, dual={"alpha": candidate},
                         converged=bool(certificate <= tol), n_iter=result.n_iter, stop_value=certificate,
                         stop_rule=f"{result.stop_rule} (interior point stalled at {result.stop_value:.1e}), "
                                   f"then an active-set crossover: certificate",

@@ -105,32 +105,30 @@ class _BatchedHinge:
         systems[:, self.cols, self.rows] = products
         systems += self.metric
         self.factors = [ridged_cholesky(system) for system in systems]
-        self.schur = []
+        # per split label: V = L⁻¹Z_Fᵀ (centred) with N = LLᵀ, and the factor of S = VᵀV + D_F
+        self.borders, self.schur = [None] * len(self.split), [None] * len(self.split)
         for k, rows in enumerate(self.split):
-            if rows.size == 0:
-                self.schur.append(None)
-                continue
-            # S = diag(y_F) X̃_F N⁻¹ X̃_Fᵀ diag(y_F) + D_F with N = LLᵀ
-            V = solve_triangular(self.factors[k][0], (self.signed[rows, k, None] * self.centred[rows]).T,
-                                 lower=True, check_finite=False)
-            self.schur.append(ridged_cholesky(V.T @ V + np.diag(d[rows, k])))
+            if rows.size:
+                V = solve_triangular(self.factors[k][0], (self.signed[rows, k, None] * self.centred[rows]).T,
+                                     lower=True, check_finite=False)
+                self.borders[k], self.schur[k] = V, ridged_cholesky(V.T @ V + np.diag(d[rows, k]))
 
     def solve(self, rhs):
         """``(Z_kZ_kᵀ + D_k)⁻¹ rhs_k`` through the primal coordinates (Woodbury); the split rows F
         by the Schur complement ``S = Z_F N⁻¹ Z_Fᵀ + D_F`` of the eliminated rest."""
-        scaled = self.weights * rhs
-        right = self.centred.T @ (self.signed * scaled)
-        solution = scaled.copy()
+        solution = self.weights * rhs                                    # D⁻¹r, 0 on the split rows
+        right = self.centred.T @ (self.signed * solution)
         delta_v = np.empty_like(right)
         for k, factor in enumerate(self.factors):
-            rows = self.split[k]
-            base = cho_solve(factor, right[:, k], check_finite=False)
-            if rows.size:
-                y, X_F = self.signed[rows, k], self.centred[rows]
-                x_F = cho_solve(self.schur[k], rhs[rows, k] - y * (X_F @ base), check_finite=False)
-                base = base + cho_solve(factor, X_F.T @ (y * x_F), check_finite=False)
-                solution[rows, k] = x_F
-            delta_v[:, k] = base
+            rows, V = self.split[k], self.borders[k]
+            if V is None:
+                delta_v[:, k] = cho_solve(factor, right[:, k], check_finite=False)
+                continue
+            # Δv = L⁻ᵀ(L⁻¹ right + V Δα_F) with S Δα_F = r_F − Vᵀ L⁻¹ right
+            half = solve_triangular(factor[0], right[:, k], lower=True, check_finite=False)
+            solution[rows, k] = cho_solve(self.schur[k], rhs[rows, k] - V.T @ half, check_finite=False)
+            delta_v[:, k] = solve_triangular(factor[0], half + V @ solution[rows, k], lower=True, trans="T",
+                                             check_finite=False)
         moved = self.weights * self.signed * (self.centred @ delta_v)  # X̄Δw = X̃Δv, on the eliminated rows
         return solution - moved, np.zeros(0)
 

@@ -40,6 +40,8 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq, solve, solve_triangular
 from scipy.sparse.linalg import cg
 
+from mlsvm.solvers.matrix_svm_dcd import _label_objectives
+
 __all__ = ["FreeSetSystem", "IterativeFreeSetSystem", "polish_labels", "polish_labels_factored"]
 
 #: refactor when more than |B| / REFACTOR_RATIO indices changed: the bordered solve costs about
@@ -296,10 +298,11 @@ def polish_labels(gram_bar: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C
     return candidate, product
 
 
-def polish_labels_factored(augmented: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C: float, *,
+def polish_labels_factored(factor: np.ndarray, signed: np.ndarray, alpha: np.ndarray, C: float, *,
                            steps: int = 1) -> np.ndarray:
     """Candidate optima (in the box) for the labels of ``signed`` (n, k) by at most ``steps`` ≥ 1
-    active-set steps from ``alpha`` (n, k), for ``K̄ = X̄X̄ᵀ`` given by its factor ``X̄`` (n × p).
+    active-set steps from ``alpha`` (n, k), for ``K = FFᵀ`` given by its factor F and
+    ``K̄ = X̄X̄ᵀ``, ``X̄ = [F, 1]`` (n × p).
 
     The steps of :func:`polish_labels` (sets from ``α − c∇g``, ``c = 1 / mean diag K̄``), with the
     system on the free set F solved through the factor instead of ``K̄_FF``. With ``Z = diag(y)X̄``,
@@ -322,8 +325,8 @@ def polish_labels_factored(augmented: np.ndarray, signed: np.ndarray, alpha: np.
 
     Parameters
     ----------
-    augmented : array of shape (n, p)
-        ``X̄ = [F, 1]``: the factor of K (the features for the linear kernel) with the column of ones.
+    factor : array of shape (n, p − 1)
+        F with ``K = FFᵀ`` (the features for the linear kernel).
     signed : array of shape (n, q)
         Signed labels ``Ys = 2Y − 1``.
     alpha : array of shape (n, q)
@@ -333,6 +336,7 @@ def polish_labels_factored(augmented: np.ndarray, signed: np.ndarray, alpha: np.
     steps : int
         Largest number of active-set steps per label.
     """
+    augmented = np.hstack([factor, np.ones((factor.shape[0], 1))])
     width = augmented.shape[1]
     scale = 1.0 / float(np.mean(np.einsum("ij,ij->i", augmented, augmented)))
     candidate = np.clip(alpha, 0.0, C)
@@ -341,11 +345,8 @@ def polish_labels_factored(augmented: np.ndarray, signed: np.ndarray, alpha: np.
 
         def gap_and_point(a):
             """The label's duality gap at the clipped ``a`` and the point ``a − c∇g(a)`` of the set rule."""
-            clipped = np.clip(a, 0.0, C)
-            w = augmented.T @ (y * clipped)
-            margins = y * (augmented @ w)
-            gap = C * float(np.maximum(0.0, 1.0 - margins).sum()) + float(w @ w) - float(clipped.sum())
-            return gap, a - scale * (y * (augmented @ (augmented.T @ (y * a))) - 1.0)
+            primal, dual, *_ = _label_objectives(factor, y[:, None], C, np.clip(a, 0.0, C)[:, None])
+            return float(primal[0] - dual[0]), a - scale * (y * (augmented @ (augmented.T @ (y * a))) - 1.0)
 
         best_gap, point = gap_and_point(candidate[:, k])
         free, upper = (point > 0.0) & (point < C), point >= C
