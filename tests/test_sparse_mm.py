@@ -637,6 +637,31 @@ def test_joint_newton_stops_at_a_round_off_floor_as_a_stall(model, lam, tol, loo
     assert clone(estimator).set_params(tol=1e-6).fit(data.X, target).fit_report_.converged
 
 
+def test_joint_newton_stops_when_its_steps_lower_nothing():
+    """SMSVM on 200 emotions points with the features ×1e3 (the linear kernel's entries up to 1e11
+    against λ = 1), on a basis of 70 points. Newton reaches a stop value near 7e-6 and then steps at
+    round-off: e_J and the stop value flicker in their last digits, margins at 0 flip in and out of
+    the active set (so the unchanged-active-set test never fires) and CG stops at its cap of 500
+    products each step. The loop went on to max_iter (over 200 s at max_iter=3000); now ``STALL_STEPS``
+    steps that lower neither e_J nor the least stop value end it as a stall, with its best iterate,
+    after e_J had stopped falling (it fell at each of the first 300 steps)."""
+    from mlsvm.datasets import load_emotions
+    from mlsvm.solvers.sparse_mm_greedy import STALL_STEPS
+    data = load_emotions()
+    X, y = data.X[:200] * 1e3, data.Y[:200].argmax(axis=1)
+    ops = form.MarginOperator("smsvm", np.eye(data.Y.shape[1])[y])
+    with pytest.warns(ConvergenceWarning, match=r"Newton stalled .*More iterations will not help"):
+        result = greedy_sparse(_gram(X, "linear"), ops, 1.0, basis=np.arange(70), tol=1e-10, max_iter=1000)
+    assert not result.converged and result.n_iter < 1000 and result.history["stalled"] == result.n_iter
+    primal, stop = np.array(result.history["primal"]), np.array(result.history["stop_value"])
+    idle = slice(-STALL_STEPS, None)
+    assert primal[idle].min() >= primal[:-STALL_STEPS].min() and stop[idle].min() >= stop[:-STALL_STEPS].min()
+    # the stall came after e_J had stopped falling: it moved by round-off only over the last 30 steps
+    assert primal[-30] - primal.min() <= 1e-13 * primal.min()
+    assert np.all(np.diff(primal[:250]) < 0)
+    assert result.stop_value == stop.min() < 1e-4
+
+
 def test_joint_newton_at_a_vanishing_weight_ends_at_once():
     """λ = 1e-300: the preconditioner divides the common-class mode by λ and overflows, so CG's
     direction is NaN; or CG, unable to reach its tolerance, returns a direction along which the exact

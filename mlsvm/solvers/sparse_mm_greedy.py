@@ -46,7 +46,9 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   labels, each at the exact minimiser of its problem on its active set, settle twice without
   halving the stop value; the joint loop when two steps on an unchanged active set (each solving
   its quadratic to CG's tolerance) fail to halve the gradient, the scores recomputed from the
-  coefficients between them. A stall on a J that is still growing does not end the selection: the
+  coefficients between them, or when ``STALL_STEPS`` steps in a row lower neither e_J (monotone in
+  exact arithmetic) nor the least stop value so far (badly scaled features: margins at 0 flicker
+  and CG stops at its cap, so the active set never stays unchanged). A stall on a J that is still growing does not end the selection: the
   solve on the final J is the one certified. Greedy: ``|J| = d_max``, or the relative decrease of
   e_J after an addition below ``min_rel_decrease`` (1e-3 in the paper), or no candidate decreases
   e_J.
@@ -71,6 +73,8 @@ from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged,
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
 
 PIVOT_RTOL = 1e-10
+#: joint Newton steps in a row that lower neither e_J nor the least stop value so far: a stall
+STALL_STEPS = 10
 STOP_RULE = "max(relative duality gap, scaled stationarity residual)"
 
 
@@ -363,14 +367,14 @@ def _separable(ops, R_inv) -> bool:
 
 def _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history, sums=None):
     """The Newton stop test of one iterate from its slacks ``xi`` (either layout) or their ``sums``
-    (Σξ, Σξ²) and ``coupling`` = ZᵀTᵀ(2c·ξ): ``(relative gap, max(|gap|, scaled stationarity))``,
+    (Σξ, Σξ²) and ``coupling`` = ZᵀTᵀ(2c·ξ): ``(relative gap, max(|gap|, scaled stationarity), e_J)``,
     recorded in ``history``."""
     primal, dual, gap = _objective_and_dual(Z, C, None, ops, lam, R, R_inv, xi, coupling, sums)
     stop_value = max(abs(gap), _stationarity(Z, C, None, ops, lam, R_inv, factor, coupling))
     if history is not None:
         for key, value in (("primal", primal), ("dual", dual), ("stop_value", stop_value), ("relative_gap", gap)):
             history.setdefault(key, []).append(value)
-    return gap, stop_value
+    return gap, stop_value, primal
 
 
 class _LabelScores:
@@ -437,8 +441,8 @@ def _newton_separable(Z, ops, lam, R, R_inv, C, F, tol, max_iter, hessians, hist
     stop_value, settled = np.inf, np.inf
     moving = np.arange(C.shape[1])                           # the labels not yet at their minimiser
     for iteration in range(max_iter + 1):
-        gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, None, coupling_t.T, factor, history,
-                                      sums=(float(xi_sums.sum()), float(xi_squares.sum())))
+        gap, stop_value, _ = _stop_value(Z, C, ops, lam, R, R_inv, None, coupling_t.T, factor, history,
+                                         sums=(float(xi_sums.sum()), float(xi_squares.sum())))
         if on_iterate is not None:
             on_iterate(C, F_t.T)
         if stop_value <= tol:
@@ -516,7 +520,8 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
     a stationarity residual of 3.3e-2 (issue 19). ``history`` gets ``primal``, ``dual``, ``stop_value``
     and ``relative_gap`` per iteration; ``on_iterate(C, F)`` sees each iterate. When the stop value is
     held above tol by round-off (the steps no longer shrink the gradient on an unchanged active set),
-    the loop stops not converged and ``history["stalled"]`` holds the iteration.
+    the loop stops not converged and ``history["stalled"]`` holds the iteration; so does a joint loop
+    whose last ``STALL_STEPS`` steps lowered neither e_J nor the least stop value.
 
     Parameters
     ----------
@@ -576,9 +581,10 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
 
     gap, previous_gap, stop_value = np.inf, np.inf, np.inf
     last_step, floor, best = None, np.inf, (np.inf, C, F)
+    lowest, idle = np.inf, 0     # the least primal objective so far; the steps since one lowered either
     for iteration in range(max_iter + 1):
         margin, active, xi, pairs, coupling = state(F)
-        gap, stop_value = _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history)
+        gap, stop_value, primal = _stop_value(Z, C, ops, lam, R, R_inv, xi, coupling, factor, history)
         if on_iterate is not None:
             on_iterate(C, F)
         if stop_value <= tol:
@@ -594,6 +600,17 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
                 history["joint_from_sweep"] = iteration
         previous_gap = gap
         if joint:
+            idle = 0 if stop_value < best[0] or primal < lowest else idle + 1
+            lowest = min(lowest, primal)
+            if idle >= STALL_STEPS:
+                # In exact arithmetic every step lowers e_J (a descent direction, an exact line
+                # search). These lowered neither it nor the stop value: they move at round-off, where
+                # margins at 0 flicker (so the test below never sees the active set unchanged) and
+                # CG stops at cg_max; without this rule they went on to max_iter
+                if history is not None:
+                    history["stalled"] = iteration
+                stop_value, C, F = best
+                return C, F, iteration, stop_value, False
             if stop_value < best[0]:   # C and F are rebound by the joint steps, never written in place
                 best = stop_value, C, F
             gradient = lam * C @ R_inv + coupling
