@@ -656,8 +656,9 @@ def test_joint_newton_stops_when_its_steps_lower_nothing():
     primal, stop = np.array(result.history["primal"]), np.array(result.history["stop_value"])
     idle = slice(-STALL_STEPS, None)
     assert primal[idle].min() >= primal[:-STALL_STEPS].min() and stop[idle].min() >= stop[:-STALL_STEPS].min()
-    # the stall came after e_J had stopped falling: it moved by round-off only over the last 30 steps
-    assert primal[-30] - primal.min() <= 1e-13 * primal.min()
+    # the stall came after e_J had stopped falling: over the idle steps it moved by round-off only
+    # (where the plateau begins, between steps 300 and 320, depends on the BLAS's summation order)
+    assert np.ptp(primal[-STALL_STEPS - 1:]) <= 1e-12 * primal.min()
     assert np.all(np.diff(primal[:250]) < 0)
     assert result.stop_value == stop.min() < 1e-4
 
