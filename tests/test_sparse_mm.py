@@ -663,6 +663,32 @@ def test_joint_newton_stops_when_its_steps_lower_nothing():
     assert result.stop_value == stop.min() < 1e-4
 
 
+@pytest.mark.parametrize("size", [1, 2])
+def test_class_wise_sweeps_stop_when_they_lower_nothing(size):
+    """SM3L's class-wise sweeps (the paper's Alg. 3, ``joint=False``) on 200 emotions points ×1e3, on
+    a basis of one or two points: the first sweep solves every label exactly (R = I: the labels
+    separate), and the stop value is then held near 3e-4 by round-off (the stationarity in A cancels
+    terms near 1e13). The gap sits at −2e-16, which never "fails to halve", so the sweeps never turned
+    joint and ran on to max_iter, advising a larger one (solver "greedy" with max_iter=100000 had not
+    ended a fit after 120 s). Now ``STALL_STEPS`` sweeps that lower neither e_J nor the least stop
+    value end the solve as stalled, at the objective the separable Newton loop reaches."""
+    from mlsvm.datasets import load_emotions
+    from mlsvm.solvers.sparse_mm_greedy import STALL_STEPS
+    data = load_emotions()
+    X, Y = data.X[:200] * 1e3, data.Y[:200]
+    gram, ops = _gram(X, "linear"), form.MarginOperator("sm3l", Y)
+    with pytest.warns(ConvergenceWarning, match=r"Newton stalled .*More iterations will not help"):
+        sweeps = greedy_sparse(gram, ops, 1.0, basis=np.arange(size), joint=False, max_iter=1000)
+    assert not sweeps.converged and sweeps.n_iter <= 3 * STALL_STEPS and sweeps.history["stalled"] == sweeps.n_iter
+    stop = np.array(sweeps.history["stop_value"])
+    assert sweeps.stop_value == stop.min() and abs(sweeps.history["relative_gap"][-1]) <= 1e-14
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # the separable loop meets the same floor
+        newton = greedy_sparse(gram, ops, 1.0, basis=np.arange(size), max_iter=1000)
+    primal = lambda result: result.history["primal"][-1]
+    assert abs(primal(sweeps) - primal(newton)) <= 1e-12 * primal(newton)
+
+
 def test_joint_newton_at_a_vanishing_weight_ends_at_once():
     """λ = 1e-300: the preconditioner divides the common-class mode by λ and overflows, so CG's
     direction is NaN; or CG, unable to reach its tolerance, returns a direction along which the exact

@@ -46,9 +46,11 @@ span of the current basis, e.g. a duplicated point) is not eligible.
   labels, each at the exact minimiser of its problem on its active set, settle twice without
   halving the stop value; the joint loop when two steps on an unchanged active set (each solving
   its quadratic to CG's tolerance) fail to halve the gradient, the scores recomputed from the
-  coefficients between them, or when ``STALL_STEPS`` steps in a row lower neither e_J (monotone in
-  exact arithmetic) nor the least stop value so far (badly scaled features: margins at 0 flicker
-  and CG stops at its cap, so the active set never stays unchanged). A stall on a J that is still growing does not end the selection: the
+  coefficients between them. The joint loop and the class-wise sweeps also stall when
+  ``STALL_STEPS`` steps (sweeps) in a row lower neither e_J (monotone in exact arithmetic) nor the
+  least stop value so far: with badly scaled features, margins at 0 flicker and CG stops at its cap,
+  so the active set never stays unchanged, and a gap at round-off never fails to halve, so the
+  sweeps never turn joint. A stall on a J that is still growing does not end the selection: the
   solve on the final J is the one certified. Greedy: ``|J| = d_max``, or the relative decrease of
   e_J after an addition below ``min_rel_decrease`` (1e-3 in the paper), or no candidate decreases
   e_J.
@@ -73,7 +75,7 @@ from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged,
 __all__ = ["candidate_gains", "newton_fixed_basis", "greedy_sparse"]
 
 PIVOT_RTOL = 1e-10
-#: joint Newton steps in a row that lower neither e_J nor the least stop value so far: a stall
+#: Newton steps (class-wise: sweeps) in a row that lower neither e_J nor the least stop value so far: a stall
 STALL_STEPS = 10
 STOP_RULE = "max(relative duality gap, scaled stationarity residual)"
 
@@ -520,8 +522,8 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
     a stationarity residual of 3.3e-2 (issue 19). ``history`` gets ``primal``, ``dual``, ``stop_value``
     and ``relative_gap`` per iteration; ``on_iterate(C, F)`` sees each iterate. When the stop value is
     held above tol by round-off (the steps no longer shrink the gradient on an unchanged active set),
-    the loop stops not converged and ``history["stalled"]`` holds the iteration; so does a joint loop
-    whose last ``STALL_STEPS`` steps lowered neither e_J nor the least stop value.
+    the loop stops not converged and ``history["stalled"]`` holds the iteration; so does a loop whose
+    last ``STALL_STEPS`` steps (or sweeps) lowered neither e_J nor the least stop value.
 
     Parameters
     ----------
@@ -599,20 +601,21 @@ def newton_fixed_basis(Z, ops, lam, R, C, F=None, *, tol=1e-10, max_iter=1000, j
             if history is not None:
                 history["joint_from_sweep"] = iteration
         previous_gap = gap
+        idle = 0 if stop_value < best[0] or primal < lowest else idle + 1
+        lowest = min(lowest, primal)
+        if idle >= STALL_STEPS:
+            # In exact arithmetic every step lowers e_J (descent directions, exact line searches).
+            # These lowered neither it nor the stop value: they move at round-off. Joint steps: margins
+            # at 0 flicker (so the test below never sees the active set unchanged) and CG stops at
+            # cg_max. Sweeps: a gap at round-off (negative) never fails to halve, so they never turn
+            # joint. Without this rule both went on to max_iter
+            if history is not None:
+                history["stalled"] = iteration
+            stop_value, C, F = best
+            return C, F, iteration, stop_value, False
+        if stop_value < best[0]:   # the joint steps rebind C and F; the sweeps write them in place
+            best = (stop_value, C, F) if joint else (stop_value, C.copy(), F.copy())
         if joint:
-            idle = 0 if stop_value < best[0] or primal < lowest else idle + 1
-            lowest = min(lowest, primal)
-            if idle >= STALL_STEPS:
-                # In exact arithmetic every step lowers e_J (a descent direction, an exact line
-                # search). These lowered neither it nor the stop value: they move at round-off, where
-                # margins at 0 flicker (so the test below never sees the active set unchanged) and
-                # CG stops at cg_max; without this rule they went on to max_iter
-                if history is not None:
-                    history["stalled"] = iteration
-                stop_value, C, F = best
-                return C, F, iteration, stop_value, False
-            if stop_value < best[0]:   # C and F are rebound by the joint steps, never written in place
-                best = stop_value, C, F
             gradient = lam * C @ R_inv + coupling
             norm = np.linalg.norm(gradient)
             if last_step is not None and norm > 0.5 * last_step[1] and np.array_equal(active, last_step[0]):
