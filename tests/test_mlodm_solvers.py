@@ -190,3 +190,70 @@ def test_bcd_rejects_an_unknown_subproblem():
     problem = mlodm.MLODMProblem(make_kernel("linear")(data.X), ranking_pairs(data.Y))
     with pytest.raises(ValueError, match="subproblem must be one of"):
         solve_bcd(problem, subproblem="newton")
+
+
+def _slow_problem():
+    """Low-rank linear Gram matrix with a large C: plain BCD needs thousands of sweeps."""
+    data = make_multilabel(30, 4, 4, random_state=1)
+    return mlodm.MLODMProblem(make_kernel("linear")(data.X), ranking_pairs(data.Y), 8.0, 0.1, 0.9)
+
+
+def _polish_outcomes(outcomes):
+    """A stand-in for ``_polish`` that returns ``outcomes[k]`` at its k-th call (None: CG failed;
+    ``"same"``: the point it was given, which lowers nothing) and None after the last."""
+    calls = iter(outcomes)
+
+    def polish(problem, alpha, beta, tol):
+        outcome = next(calls, None)
+        return (alpha.copy(), beta.copy()) if outcome == "same" else outcome
+    return polish
+
+
+@pytest.mark.parametrize("failure", [None, "same"])
+def test_polish_that_keeps_failing_is_tried_at_sweeps_1_2_4_8_16(failure):
+    """A polish that does not halve the stop value (failed CG, or the same point, which the
+    certificate on exactly recomputed scores may find better by round-off) makes the next ones
+    wait twice as long: 5 attempts in 20 sweeps instead of 20."""
+    problem = _slow_problem()
+    with patch.object(mlodm_bcd, "_polish", _polish_outcomes([failure] * 20)), \
+            pytest.warns(ConvergenceWarning, match="did not converge in 20 iterations"):
+        result = solve_bcd(problem, tol=1e-12, max_iter=20, random_state=0, polish=True)
+    assert np.flatnonzero(result.history["polish_tried"]) + 1 == pytest.approx([1, 2, 4, 8, 16])
+    with pytest.warns(ConvergenceWarning):
+        plain = solve_bcd(problem, tol=1e-12, max_iter=20, random_state=0)
+    np.testing.assert_allclose(result.dual["alpha"], plain.dual["alpha"], rtol=0, atol=1e-12)
+
+
+def test_an_accepted_polish_resets_the_wait():
+    """Failures at sweeps 1 and 2, an accepted point at sweep 4 (far better, not optimal); the count
+    then starts again: attempts at 5, 6, 8, 12 and 20."""
+    problem = _slow_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ahead = solve_bcd(problem, tol=1e-12, max_iter=300, random_state=1)
+    better = (ahead.dual["alpha"], ahead.dual["beta"])
+    with patch.object(mlodm_bcd, "_polish", _polish_outcomes([None, None, better])), \
+            pytest.warns(ConvergenceWarning, match="did not converge in 20 iterations"):
+        result = solve_bcd(problem, tol=1e-12, max_iter=20, random_state=0, polish=True)
+    assert np.flatnonzero(result.history["polish_tried"]) + 1 == pytest.approx([1, 2, 4, 5, 6, 8, 12, 20])
+    assert np.flatnonzero(result.history["polished"]) + 1 == pytest.approx([4])
+    assert result.history["stop_value"][3] == pytest.approx(ahead.stop_value, rel=1e-9)
+
+
+def test_polish_that_lands_after_failures_certifies_the_sweep():
+    """Three failed attempts (sweeps 1, 2, 4), then the real polish at sweep 8 lands on the optimum
+    and certifies it there; plain BCD is nowhere near at sweep 8."""
+    problem = _slow_problem()
+    real = mlodm_bcd._polish
+    failures = _polish_outcomes([None] * 3)
+    attempts = []
+
+    def polish(*args, **kwargs):
+        attempts.append(len(attempts))
+        return failures(*args, **kwargs) if len(attempts) <= 3 else real(*args, **kwargs)
+    with patch.object(mlodm_bcd, "_polish", polish):
+        result = solve_bcd(problem, tol=1e-9, max_iter=100, random_state=0, polish=True)
+    assert result.converged and result.n_iter == 8
+    assert np.flatnonzero(result.history["polish_tried"]) + 1 == pytest.approx([1, 2, 4, 8])
+    assert result.history["polished"][-1]
+    assert max(mlodm.kkt_residuals(problem, result.dual["alpha"], result.dual["beta"]).values()) <= EXACT.kkt

@@ -200,14 +200,17 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
     Returns a :class:`SolverResult` with ``dual = {"alpha", "beta"}`` and ``primal = {"coef"}``
     (``B``, ``w_k = Σ_i B_ik φ(x_i)``); ``history`` holds per sweep the primal and dual objectives,
     the stopping value, the relative gap, the scaled residual, the number of blocks updated, the sub-solver's
-    iterations and whether the sweep ended with an accepted polishing step.
+    iterations, whether a polishing step was tried and whether it was accepted.
 
     ``polish=True`` (the library's ``"fast"`` solver, not the paper's algorithm): once the relative
-    gap is below ``POLISH_FROM_GAP``, each sweep also tries a few primal-dual active-set steps on
+    gap is below ``POLISH_FROM_GAP``, a sweep also tries a few primal-dual active-set steps on
     the whole dual (free set ``{η − ∇ > 0}``, the equality-constrained QP ``P_FF η_F = −q_F`` solved
     by conjugate gradients with the matrix-free ``P``, O(T + nq) memory). Once BCD is close to the
     optimal support this lands on the exact optimum; the result is kept only if it lowers the
-    stopping value, so it can only help.
+    stopping value. A polish that does not halve the stopping value (its CG failed, or its point
+    is no better or barely better) makes the next ones wait: after the k-th in a row, the next
+    ``2^(k-1) − 1`` sweeps go without. On data where it keeps failing (e.g. an ill-conditioned
+    Gram matrix) it is tried at sweeps 1, 2, 4, 8, …: O(log max_iter) attempts, not one per sweep.
 
     Parameters
     ----------
@@ -227,7 +230,7 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
     subproblem_max_iter : int
         Iteration budget of each block solve.
     polish : bool
-        Whole-dual active-set polishing step after each sweep (``solver="fast"``).
+        Whole-dual active-set polishing steps after the sweeps (``solver="fast"``).
     callback : callable or None
         Called once per iteration, for monitoring only (it does not change the iterates).
     """
@@ -243,8 +246,9 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
     instances = np.flatnonzero(np.diff(offsets) > 0)
     rng = np.random.default_rng(random_state)
     history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": [], "natural_residual": [],
-               "blocks_updated": [], "subproblem_iterations": [], "polished": []}
+               "blocks_updated": [], "subproblem_iterations": [], "polish_tried": [], "polished": []}
     stop_value, kkt_residual, shrink_threshold, converged, sweep = np.inf, 1.0, 0.0, False, 0
+    polish_failures, polish_wait = 0, 0
     for sweep in range(1, max_iter + 1):
         inner_tol = 0.1 * max(tol, min(kkt_residual, 1.0))
         updated, inner_iterations = 0, 0
@@ -272,17 +276,27 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
             scores += np.outer(gram[:, i], coef_change)
             updated += 1
         certificate = _certificate(problem, alpha, beta, coef)
-        polished = False
+        polished = tried = False
         if polish and certificate["stop_value"] > tol and certificate["gap"] <= POLISH_FROM_GAP:
-            candidate = _polish(problem, alpha, beta, tol)
-            if candidate is not None:
-                trial = _certificate(problem, *candidate, mlodm.coef_from_dual(problem, *candidate))
-                if trial["stop_value"] < certificate["stop_value"]:
-                    (alpha, beta), certificate, polished = candidate, trial, True
-                    coef = mlodm.coef_from_dual(problem, alpha, beta)
+            if polish_wait > 0:
+                polish_wait -= 1
+            else:
+                tried, before = True, certificate["stop_value"]
+                candidate = _polish(problem, alpha, beta, tol)
+                if candidate is not None:
+                    trial = _certificate(problem, *candidate, mlodm.coef_from_dual(problem, *candidate))
+                    if trial["stop_value"] < before:
+                        (alpha, beta), certificate, polished = candidate, trial, True
+                        coef = mlodm.coef_from_dual(problem, alpha, beta)
+                # a polish whose CG fails costs up to 10|F| operator products, far more than a
+                # sweep: after the k-th polish in a row that does not halve the stop value, the
+                # next 2^(k-1) - 1 sweeps go without
+                progressed = certificate["stop_value"] <= 0.5 * before
+                polish_failures = 0 if progressed else polish_failures + 1
+                polish_wait = 2 ** (polish_failures - 1) - 1 if polish_failures else 0
         scores, stop_value = certificate["scores"], certificate["stop_value"]
         for key, value in zip(history, (certificate["primal"], certificate["dual"], stop_value, certificate["gap"],
-                                        certificate["residual"], updated, inner_iterations, polished)):
+                                        certificate["residual"], updated, inner_iterations, tried, polished)):
             history[key].append(value)
         if callback is not None:
             callback(sweep, {"coef": coef}, {"alpha": alpha, "beta": beta})
