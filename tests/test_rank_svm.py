@@ -64,6 +64,17 @@ def objectives_at(problem, result):
     return alpha, b, beta, rs.primal_objective(problem, beta, b), rs.dual_objective(problem, alpha)
 
 
+def assert_exact_optimum(problem, result, reference):
+    """The result converged to the reference optimum within the EXACT row (objective, relative gap,
+    every KKT residual); returns its β."""
+    alpha, b, beta, primal, dual = objectives_at(problem, result)
+    assert result.converged
+    assert relative_difference(primal, reference) <= EXACT.objective
+    assert (primal - dual) / max(1.0, abs(primal), abs(dual)) <= EXACT.gap
+    assert max(rs.kkt_residuals(problem, alpha, b).values()) <= EXACT.kkt
+    return beta
+
+
 @given(rank_problems())
 @settings(max_examples=15)
 def test_pair_operators_match_the_shared_pairs(drawn):
@@ -108,11 +119,7 @@ def test_exact_solvers_match_cvxpy_with_kkt(solver, drawn):
     problem, X = drawn
     reference, _, _ = cvxpy_dual_solution(problem)
     result = EXACT_SOLVERS[solver](problem)
-    alpha, b, beta, primal, dual = objectives_at(problem, result)
-    assert result.converged
-    assert relative_difference(primal, reference) <= EXACT.objective
-    assert (primal - dual) / max(1.0, abs(primal), abs(dual)) <= EXACT.gap
-    assert max(rs.kkt_residuals(problem, alpha, b).values()) <= EXACT.kkt
+    beta = assert_exact_optimum(problem, result, reference)
     w_sum = X.T @ beta.sum(axis=1)                     # Σ_k w_k for a linear feature map
     assert np.max(np.abs(w_sum)) <= 1e-12 * max(1.0, np.max(np.abs(beta)))
 
@@ -284,11 +291,7 @@ def test_interior_point_is_invariant_to_a_feature_shift(shift):
     shifted = X + shift
     problem = rs.make_problem(shifted @ shifted.T, Y, 1.0, check_psd=False)
     result = interior_point(problem, shifted, tol=1e-8)
-    alpha, b, _, primal, dual = objectives_at(problem, result)
-    assert result.converged
-    assert relative_difference(primal, reference) <= EXACT.objective
-    assert (primal - dual) / max(1.0, abs(primal), abs(dual)) <= EXACT.gap
-    assert max(rs.kkt_residuals(problem, alpha, b).values()) <= EXACT.kkt
+    assert_exact_optimum(problem, result, reference)
 
 
 def _raw_emotions(n=100, C=10.0):
@@ -330,8 +333,4 @@ def test_interior_point_certifies_raw_emotions_with_c_10():
     problem, X = _raw_emotions()
     reference, _, _ = cvxpy_dual_solution(problem)
     result = interior_point(problem, X, tol=1e-8)
-    alpha, b, _, primal, dual = objectives_at(problem, result)
-    assert result.converged
-    assert relative_difference(primal, reference) <= EXACT.objective
-    assert (primal - dual) / max(1.0, abs(primal), abs(dual)) <= EXACT.gap
-    assert max(rs.kkt_residuals(problem, alpha, b).values()) <= EXACT.kkt
+    assert_exact_optimum(problem, result, reference)
