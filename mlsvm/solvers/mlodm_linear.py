@@ -12,7 +12,9 @@ which is convex, piecewise quadratic and once differentiable, with the generalis
 ``H V = V + Xᵀ scatter(c ∘ gather(X V))``, ``c_t = C/n_t ([m_t < 1 − θ] + μ [m_t > 1 + θ])``
 (LIBLINEAR's primal Newton for the squared hinge, here with two hinges per pair). Each iteration
 solves ``H p = −∇f`` by conjugate gradients preconditioned with ``diag(H)`` (inexact: relative
-residual ``≤ 10⁻³ min(1, √‖∇f‖)``) and takes the exact minimiser of ``f`` along ``p`` (a 1-D
+residual ``≤ 10⁻³ min(1, √‖∇f‖)``; when CG stops at its cap, as on raw features with a large C, and
+``dq ≤ DIRECT_MAX_SIZE``, H is formed as ``I + Σ_i x_i x_iᵀ ⊗ Λ_i`` and factorised instead, ``Λ_i`` the
+weighted Laplacian of instance i's pairs) and takes the exact minimiser of ``f`` along ``p`` (a 1-D
 piecewise quadratic: safeguarded Newton on its derivative inside a bracket). On a piecewise
 quadratic this is a semismooth Newton method: once the sets ``{m < 1 − θ}``, ``{m > 1 + θ}`` are
 right, one step lands on the optimum (iteration counts and timings: docs/mlodm.md and
@@ -48,6 +50,7 @@ import time
 import warnings
 
 import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.sparse import issparse
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
@@ -71,6 +74,11 @@ DCD_CHECK_EVERY = 5
 #: the Newton system's CG: relative residual asked is CG_FORCING · min(1, √‖∇f‖), at most CG_MAX_ITER steps
 CG_FORCING = 1e-3
 CG_MAX_ITER = 1000
+#: when CG stops at its cap, the Newton system is formed and factorised instead if it has at most
+#: this many unknowns d·q (a dense (dq)² matrix: 128 MB at this size)
+DIRECT_MAX_SIZE = 4000
+#: rows of X per block while the Newton system is formed (a block × d² temporary)
+DIRECT_BLOCK_ENTRIES = 4_000_000
 
 
 def certificate(problem: mlodm.LinearMLODMProblem, alpha: np.ndarray, beta: np.ndarray) -> dict:
@@ -237,13 +245,47 @@ def _newton_direction(X, squared, pairs, curvature, gradient):
     norm = np.linalg.norm(gradient)
     operator = LinearOperator((size, size), matvec=matvec, dtype=np.float64)
     preconditioner = LinearOperator((size, size), matvec=lambda v: v / diagonal.ravel(), dtype=np.float64)
-    solution, _ = cg(operator, -gradient.ravel(), rtol=CG_FORCING * min(1.0, np.sqrt(norm)), atol=0.0,
-                     maxiter=CG_MAX_ITER, M=preconditioner)
+    solution, info = cg(operator, -gradient.ravel(), rtol=CG_FORCING * min(1.0, np.sqrt(norm)), atol=0.0,
+                        maxiter=CG_MAX_ITER, M=preconditioner)
+    if info != 0 and size <= DIRECT_MAX_SIZE:
+        # CG stopped at its cap (an ill-conditioned H: raw features with a large C), so its direction
+        # is far from Newton's and the steps crawl; a small system is solved exactly instead. H is
+        # positive definite (I + PSD); one that overflowed or lost that to round-off keeps CG's
+        # direction, which any number of CG steps makes a descent direction
+        hessian = _hessian_matrix(X, pairs, curvature)
+        if np.all(np.isfinite(hessian)):
+            try:
+                solution = cho_solve(cho_factor(hessian, check_finite=False), -gradient.ravel(),
+                                     check_finite=False)
+            except LinAlgError:
+                pass
     if not np.all(np.isfinite(solution)):
         # e.g. C = 1e300 on features at 1e6: the curvature overflows. A unit step along it made W
         # nan, and the run stalled there, its nan scores passed on to the threshold predictor
         raise FloatingPointError("the Newton direction is not finite (CG on the generalized Hessian)")
     return solution.reshape(shape), products[0]
+
+
+def _hessian_matrix(X, pairs, curvature):
+    """The generalised Hessian as a dense (dq × dq) matrix in the order of ``W.ravel()``:
+    ``H = I + Σ_i x_i x_iᵀ ⊗ Λ_i`` with ``Λ_i = Σ_{t ∈ i} c_t (e_k − e_l)(e_k − e_l)ᵀ`` the weighted
+    Laplacian of instance i's pairs (q × q), formed over blocks of rows of X."""
+    n, q, d = pairs.n_samples, pairs.n_labels, X.shape[1]
+    active = np.flatnonzero(curvature)
+    row, k, l, c = pairs.instance[active], pairs.relevant[active], pairs.irrelevant[active], curvature[active]
+    laplacian = np.zeros(n * q * q)
+    for first, second, sign in ((k, k, 1.0), (l, l, 1.0), (k, l, -1.0), (l, k, -1.0)):
+        laplacian += np.bincount((row * q + first) * q + second, sign * c, minlength=n * q * q)
+    laplacian = laplacian.reshape(n, q * q)
+    products = np.zeros((d * d, q * q))
+    block = max(1, DIRECT_BLOCK_ENTRIES // (d * d))
+    for start in range(0, n, block):
+        rows = X[start:start + block]
+        rows = rows.toarray() if issparse(rows) else np.asarray(rows)
+        products += (rows[:, :, None] * rows[:, None, :]).reshape(-1, d * d).T @ laplacian[start:start + block]
+    hessian = products.reshape(d, d, q, q).transpose(0, 2, 1, 3).reshape(d * q, d * q)
+    hessian[np.diag_indices_from(hessian)] += 1.0
+    return hessian
 
 
 @compiled
