@@ -419,6 +419,29 @@ class RankingPairs:
         base = self.instance.astype(index) * index(self.n_labels)
         return base + self.relevant, base + self.irrelevant
 
+    def laplacians(self, weights: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Per instance i in ``start:stop`` the weighted Laplacian of its pairs,
+        ``Λ_i = Σ_{t ∈ i} w_t (e_k − e_l)(e_k − e_l)ᵀ`` (q × q): the block that ``gather`` and
+        ``scatter`` put around a diagonal weight, ``scatter(w ∘ gather(F))_i = Λ_i F_i`` per row.
+
+        Parameters
+        ----------
+        weights : array of shape (T,)
+            One weight per pair (all pairs, also those outside ``start:stop``).
+        start, stop : int
+            The instances whose blocks are formed (stop None: through the last).
+        """
+        stop = self.n_samples if stop is None else stop
+        q = self.n_labels
+        span = slice(self.offsets[start], self.offsets[stop])
+        row = self.instance[span].astype(np.int64) - start
+        k, l, w = self.relevant[span], self.irrelevant[span], np.asarray(weights, dtype=np.float64)[span]
+        size = (stop - start) * q * q
+        out = np.zeros(size)
+        for first, second, sign in ((k, k, 1.0), (l, l, 1.0), (k, l, -1.0), (l, k, -1.0)):
+            out += np.bincount((row * q + first) * q + second, sign * w, minlength=size)
+        return out.reshape(stop - start, q, q)
+
     def gather(self, F: np.ndarray) -> np.ndarray:
         """Pair margins ``F[i,k] − F[i,l]`` for an ``(n, q)`` score matrix ``F`` (a flat ``n·q``
         vector is read row-major): one compiled pass over the pairs, no T-sized index temporaries.

@@ -269,23 +269,17 @@ def _newton_direction(X, squared, pairs, curvature, gradient):
 def _hessian_matrix(X, pairs, curvature):
     """The generalised Hessian as a dense (dq × dq) matrix in the order of ``W.ravel()``:
     ``H = I + Σ_i x_i x_iᵀ ⊗ Λ_i`` with ``Λ_i = Σ_{t ∈ i} c_t (e_k − e_l)(e_k − e_l)ᵀ`` the weighted
-    Laplacian of instance i's pairs (q × q), summed over blocks of rows of X (the pairs are ordered
-    by instance) so that no temporary exceeds about :data:`DIRECT_BLOCK_ENTRIES` numbers."""
+    Laplacian of instance i's pairs (:meth:`~mlsvm.data.RankingPairs.laplacians`), summed over
+    blocks of rows of X so that no temporary exceeds about :data:`DIRECT_BLOCK_ENTRIES` numbers."""
     n, q, d = pairs.n_samples, pairs.n_labels, X.shape[1]
     products = np.zeros((d * d, q * q))
     block = max(1, DIRECT_BLOCK_ENTRIES // (d * d + q * q))
     for start in range(0, n, block):
         stop = min(n, start + block)
-        span = slice(pairs.offsets[start], pairs.offsets[stop])
-        active = np.flatnonzero(curvature[span])
-        row = pairs.instance[span][active] - start
-        k, l, c = pairs.relevant[span][active], pairs.irrelevant[span][active], curvature[span][active]
-        laplacian = np.zeros((stop - start) * q * q)
-        for first, second, sign in ((k, k, 1.0), (l, l, 1.0), (k, l, -1.0), (l, k, -1.0)):
-            laplacian += np.bincount((row * q + first) * q + second, sign * c, minlength=laplacian.size)
         rows = X[start:stop]
         rows = rows.toarray() if issparse(rows) else np.asarray(rows)
-        products += (rows[:, :, None] * rows[:, None, :]).reshape(-1, d * d).T @ laplacian.reshape(-1, q * q)
+        products += ((rows[:, :, None] * rows[:, None, :]).reshape(-1, d * d).T
+                     @ pairs.laplacians(curvature, start, stop).reshape(-1, q * q))
     hessian = products.reshape(d, d, q, q).transpose(0, 2, 1, 3).reshape(d * q, d * q)
     hessian[np.diag_indices_from(hessian)] += 1.0
     return hessian

@@ -68,7 +68,6 @@ class _ReducedNewton:
 
     def __init__(self, problem: RankSVMProblem, factor: np.ndarray):
         self.problem = problem
-        pairs = problem.pairs
         n, q = problem.n_samples, problem.n_labels
         self.factor = factor
         self.extended = extended = np.hstack([factor, np.ones((n, 1))])   # L̃ = [L, 1]
@@ -79,17 +78,11 @@ class _ReducedNewton:
         full_to_packed[cols, rows] = np.arange(rows.size)
         self.full_to_packed = full_to_packed
         self.label_rows, self.label_cols = np.triu_indices(q)
-        # flat positions of (i, k, l), (i, l, k), (i, k, k), (i, l, l) of every pair in n × Q × Q
-        i, k, l = pairs.instance, pairs.relevant, pairs.irrelevant
-        self.off_diagonal = np.concatenate([(i * q + k) * q + l, (i * q + l) * q + k])
-        self.diagonal = np.concatenate([(i * q + k) * q + k, (i * q + l) * q + l])
         self.size = q * width - 1                                  # the last bias is fixed to 0
 
     def factorize(self, inverse_d: np.ndarray):
-        q, n, width = self.problem.n_labels, self.problem.n_samples, self.width
-        weights = np.concatenate([inverse_d, inverse_d])
-        laplacian = (np.bincount(self.diagonal, weights, minlength=n * q * q)
-                     - np.bincount(self.off_diagonal, weights, minlength=n * q * q)).reshape(n, q, q)
+        q, width = self.problem.n_labels, self.width
+        laplacian = self.problem.pairs.laplacians(inverse_d)       # n × Q × Q
         upper = laplacian[:, self.label_rows, self.label_cols]     # n × Q(Q+1)/2
         products = upper.T @ self.packed_outer                     # Q(Q+1)/2 × (r+1)(r+2)/2
         blocks = products[:, self.full_to_packed]                  # each (r+1) × (r+1), symmetric
