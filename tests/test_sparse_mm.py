@@ -912,7 +912,8 @@ def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(trans
     """_ClassHessians kept up to date through several curvature changes (ω given n × k or as the
     transpose of a k × n array, as the separable Newton loop passes it) and a border row when the
     basis grows: every factor L_r satisfies L_r L_rᵀ = λ(R⁻¹)_rr I + Zᵀ diag(ω_r) Z built from scratch;
-    also when the buffers, made for 2 features, have to grow."""
+    also when the buffers, made for 2 features, have to grow. The inverses of the CG preconditioner,
+    kept per class, are those of the current factors, also when one class's curvature changed."""
     from mlsvm.solvers.sparse_mm_greedy import _ClassHessians
     rng = np.random.default_rng(3)
     n, k, d, lam = 40, 5, 6, 0.7
@@ -930,6 +931,7 @@ def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(trans
             L = hessians.factor(r)
             expected = lam * R_inv[r, r] * np.eye(size) + Z[:, :size].T @ (omega[:, r, None] * Z[:, :size])
             assert np.allclose(L @ L.T, expected, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(hessians.inverses()[r], np.linalg.inv(expected), rtol=1e-9, atol=1e-12)
 
     for _ in range(3):
         omega = curvature()
@@ -938,6 +940,10 @@ def test_class_hessian_factors_follow_changing_curvature_and_a_grown_basis(trans
     hessians.grow(Z[:, :d], Z[:, d])
     check(d + 1, omega)
     omega = curvature()
+    hessians.refresh(Z, omega)
+    check(d + 1, omega)
+    omega = omega.copy()
+    omega[:, 1] = 2.0 - omega[:, 1]    # one class's curvature changes: its inverse, and only it, is stale
     hessians.refresh(Z, omega)
     check(d + 1, omega)
 

@@ -134,6 +134,8 @@ class _ClassHessians:
         self.valid = np.ones(k, dtype=bool)
         self.size = 0
         self.refactorizations = 0
+        self._inverses = np.zeros((k, 0, 0))                 # H_r⁻¹ of :meth:`inverses`, kept per class
+        self._inverse_current = np.zeros(k, dtype=bool)     # ... and whether it is that of the factor
 
     def factor(self, r):
         """The Cholesky factor L_r (d × d, lower triangular)."""
@@ -162,11 +164,12 @@ class _ClassHessians:
         self.grams[:, d, d] = corner
         border_factors(self.factors, self.valid, np.ascontiguousarray(border.T), corner, self.diag, d)
         self.size = d + 1
+        self._inverse_current[:] = False
 
     def reset(self, d):
         """Start over with d features (all factors to be computed)."""
         self._reserve(d)
-        self.size, self.valid[:] = d, False
+        self.size, self.valid[:], self._inverse_current[:] = d, False, False
         self.grams[:, :d, :d] = 0.0
         self.omega[:] = 0.0
 
@@ -220,6 +223,7 @@ class _ClassHessians:
         if failed >= 0:
             raise np.linalg.LinAlgError(f"potrf failed: the Hessian of class {failed} is not positive definite")
         self.valid[stale] = True
+        self._inverse_current[stale] = False
         self.refactorizations += stale.size
 
     def solve(self, classes, rhs):
@@ -230,9 +234,18 @@ class _ClassHessians:
         return solution
 
     def inverses(self):
-        """``H_r⁻¹`` stacked (k, d, d), from the current factors (the CG preconditioner)."""
-        identities = np.broadcast_to(np.eye(self.size), (self.valid.size, self.size, self.size))
-        return self.solve(np.arange(self.valid.size), identities)
+        """``H_r⁻¹`` stacked (k, d, d), from the current factors (the CG preconditioner): recomputed only
+        for the classes whose factor changed since the last call (a Newton step re-factorises the
+        classes whose active set changed; the array is overwritten by the next call)."""
+        d = self.size
+        if self._inverses.shape[1] != d:
+            self._inverses = np.empty((self.valid.size, d, d))
+            self._inverse_current[:] = False
+        stale = np.flatnonzero(~self._inverse_current)
+        if stale.size:
+            self._inverses[stale] = self.solve(stale, np.broadcast_to(np.eye(d), (stale.size, d, d)))
+            self._inverse_current[stale] = True
+        return self._inverses
 
 
 def _hessian_product(Z, ops, omega_active, lam, R_inv, D):
