@@ -52,7 +52,6 @@ def test_scatter_is_the_adjoint_of_gather(Y, seed):
     np.testing.assert_allclose(pairs.scatter(a).sum(axis=1), 0.0, atol=1e-12)
 
 
-
 @given(indicators(), st.integers(0, 2**31 - 1))
 def test_laplacians_are_scatter_of_weighted_gather(Y, seed):
     """``Λ_i F_i = scatter(w ∘ gather(F))_i`` for every F, so the blocks are the operator's; a row
@@ -68,6 +67,7 @@ def test_laplacians_are_scatter_of_weighted_gather(Y, seed):
     np.testing.assert_allclose(blocks.sum(axis=2), 0.0, atol=1e-12)
     start, stop = sorted(rng.integers(0, Y.shape[0] + 1, 2))
     np.testing.assert_array_equal(pairs.laplacians(w, start, stop), blocks[start:stop])
+
 
 def test_to_signed():
     np.testing.assert_array_equal(to_signed(np.array([[0, 1]])), [[-1.0, 1.0]])

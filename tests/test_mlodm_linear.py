@@ -237,14 +237,19 @@ def test_formed_newton_system_is_the_matrix_free_hessian(drawn, block_entries, s
     np.testing.assert_allclose(formed, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
 
 
-def test_newton_certifies_raw_emotions_with_a_large_c():
-    """emotions as MULAN ships it (features up to 237), C = 100: CG on the generalised Hessian stops
-    at its cap and its directions crawl (before the formed system: no certificate in 50
-    iterations, a stall after 877 on all 593 rows); solved exactly, Newton certifies in about ten,
-    at CLARABEL's optimum of the primal (eq. 15)."""
+@pytest.mark.parametrize("C", [100.0, 1000.0])
+def test_newton_certifies_raw_emotions_with_a_large_c(C):
+    """emotions as MULAN ships it (features up to 237), C = 100 and 1000: CG on the generalised
+    Hessian stops at its cap and its directions crawl (before the formed system: no certificate in
+    50 iterations, a stall after 877 on all 593 rows at C = 100); solved exactly, Newton certifies in
+    about ten, at CLARABEL's optimum of the primal (eq. 15). Once CG has stopped at its cap, the
+    later systems are formed without it (CG ran to the cap again at every step, to be discarded)."""
     data = load_emotions()
-    problem = mlodm.LinearMLODMProblem(data.X[:200], ranking_pairs(data.Y[:200]), 100.0, 0.5, 0.5)
+    problem = mlodm.LinearMLODMProblem(data.X[:200], ranking_pairs(data.Y[:200]), C, 0.5, 0.5)
     result = solve_linear(problem, tol=EXACT.gap, max_iter=50)
     assert_certified(result, problem, EXACT.gap)
     truth = solve(mlodm.cvxpy_primal(problem)[0], "CLARABEL")
     assert relative_difference(result.history["primal"][-1], truth) <= EXACT.objective
+    per_step = np.diff(result.history["hessian_products"])
+    capped = np.flatnonzero(per_step >= mlodm_linear.CG_MAX_ITER)
+    assert capped.size and np.all(per_step[capped[0] + 1:] == 0)

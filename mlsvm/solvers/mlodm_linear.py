@@ -183,6 +183,7 @@ def _newton(problem, tol, max_iter, random_state, callback):
     margins = np.zeros(pairs.n_pairs)
     history = _new_history("hessian_products")
     best, since_best, products, reason, iteration = np.inf, 0, 0, "max_iter", 0
+    direct = False    # the Newton system formed and factorised (once CG has stopped at its cap)
     for iteration in range(1, max_iter + 1):
         below = np.maximum(0.0, 1.0 - theta - margins)
         above = np.maximum(0.0, margins - 1.0 - theta)
@@ -208,7 +209,7 @@ def _newton(problem, tol, max_iter, random_state, callback):
             break
         gradient = W - np.asarray(X.T @ pairs.scatter(alpha - beta))
         curvature = scaled_weight * ((margins < 1.0 - theta) + mu * (margins > 1.0 + theta))
-        direction, used = _newton_direction(X, squared, pairs, curvature, gradient)
+        direction, used, direct = _newton_direction(X, squared, pairs, curvature, gradient, direct)
         del gradient, curvature   # T floats less during the line search and the next certificate
         products += used
         step_margins = pairs.gather(np.asarray(X @ direction))
@@ -221,9 +222,19 @@ def _newton(problem, tol, max_iter, random_state, callback):
     return alpha, beta, history, iteration, reason
 
 
-def _newton_direction(X, squared, pairs, curvature, gradient):
-    """``H p = −∇f`` by CG preconditioned with ``diag(H)``; returns ``(p, Hessian products)``.
-    Any number of CG steps from 0 gives a descent direction, so the cap only costs speed."""
+def _newton_direction(X, squared, pairs, curvature, gradient, direct=False):
+    """``H p = −∇f`` by CG preconditioned with ``diag(H)``; returns ``(p, Hessian products, direct)``.
+    Any number of CG steps from 0 gives a descent direction, so the cap only costs speed. ``direct``:
+    the system is formed and factorised (:func:`_solve_formed`) without CG, as it is once CG stops at
+    its cap; the returned flag says whether this step was solved so (the run keeps to it: the next
+    systems are as ill-conditioned, and CG would run to its cap again only to be discarded)."""
+    shape, size = gradient.shape, gradient.size
+    formable = size <= DIRECT_MAX_SIZE
+    if direct and formable:
+        solution = _solve_formed(X, pairs, curvature, gradient)
+        if solution is not None and np.all(np.isfinite(solution)):
+            return solution.reshape(shape), 0, True
+        formable = False    # it did not solve: CG's direction, with no second attempt below
     n, q = pairs.n_samples, pairs.n_labels
     positive, negative = pairs.flat_index
     plus, minus = _pair_sums(positive, negative, curvature, np.empty(0), n * q)
@@ -235,7 +246,6 @@ def _newton_direction(X, squared, pairs, curvature, gradient):
         plus, minus = _pair_sums(positive, negative, curvature, scores, n * q)
         return V + np.asarray(X.T @ (plus - minus).reshape(n, q))
 
-    shape, size = gradient.shape, gradient.size
     products = [0]
 
     def matvec(v):
@@ -247,23 +257,31 @@ def _newton_direction(X, squared, pairs, curvature, gradient):
     preconditioner = LinearOperator((size, size), matvec=lambda v: v / diagonal.ravel(), dtype=np.float64)
     solution, info = cg(operator, -gradient.ravel(), rtol=CG_FORCING * min(1.0, np.sqrt(norm)), atol=0.0,
                         maxiter=CG_MAX_ITER, M=preconditioner)
-    if info != 0 and size <= DIRECT_MAX_SIZE:
+    direct = False
+    if info != 0 and formable:
         # CG stopped at its cap (an ill-conditioned H: raw features with a large C), so its direction
-        # is far from Newton's and the steps crawl; a small system is solved exactly instead. H is
-        # positive definite (I + PSD); one that overflowed or lost that to round-off keeps CG's
-        # direction, which any number of CG steps makes a descent direction
-        hessian = _hessian_matrix(X, pairs, curvature)
-        if np.all(np.isfinite(hessian)):
-            try:
-                solution = cho_solve(cho_factor(hessian, check_finite=False), -gradient.ravel(),
-                                     check_finite=False)
-            except LinAlgError:
-                pass
+        # is far from Newton's and the steps crawl; a small system is solved exactly instead
+        formed = _solve_formed(X, pairs, curvature, gradient)
+        if formed is not None:
+            solution, direct = formed, True
     if not np.all(np.isfinite(solution)):
         # e.g. C = 1e300 on features at 1e6: the curvature overflows. A unit step along it made W
         # nan, and the run stalled there, its nan scores passed on to the threshold predictor
         raise FloatingPointError("the Newton direction is not finite (CG on the generalized Hessian)")
-    return solution.reshape(shape), products[0]
+    return solution.reshape(shape), products[0], direct
+
+
+def _solve_formed(X, pairs, curvature, gradient):
+    """``H p = −∇f`` with H formed (:func:`_hessian_matrix`) and factorised by Cholesky, or None: H is
+    positive definite (I + PSD), and one that overflowed or lost that to round-off is left to CG,
+    whose iterates are descent directions after any number of steps."""
+    hessian = _hessian_matrix(X, pairs, curvature)
+    if not np.all(np.isfinite(hessian)):
+        return None
+    try:
+        return cho_solve(cho_factor(hessian, check_finite=False), -gradient.ravel(), check_finite=False)
+    except LinAlgError:
+        return None
 
 
 def _hessian_matrix(X, pairs, curvature):
