@@ -52,8 +52,8 @@ def _smsvm_take(u, e, mode, reach, sums, listed_u, listed_e, count):
 
 
 @compiled
-def _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r, mode,
-                       reach, theta, sums, listed_u, listed_e):
+def _smsvm_class_terms(row_margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r,
+                       mode, reach, theta, sums, listed_u, listed_e):
     """The terms that change when class r's score moves by ``t·column`` (the classes before r moved by
     ``coef[:r]``; ``coef[r:]`` = 0), each passed to :func:`_smsvm_take`: computed where they are read,
     never stored whole. Returns the count of listed terms.
@@ -63,8 +63,9 @@ def _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members,
     0 and stays so on the whole search: the terms are visited in decreasing order of M and each list
     is left at its first ``M ≤ −theta`` (``theta = inf``: every term). Class r's points in that order
     are ``order_t[r]``, their margins in class r ``margins_t[r]`` and their classes ``label_t[r]`` (read
-    in sequence); point i's classes in that order are ``row_order[i]``."""
-    n, k = margins.shape
+    in sequence); point i's margins in decreasing order are ``row_margins[i]``, their classes
+    ``row_order[i]`` (read in sequence too)."""
+    n, k = row_margins.shape
     count = 0
     for q in range(n):        # (i, r), y_i ≠ r: 1 + S_ir − S_iy_i
         margin = margins_t[r, q]
@@ -78,11 +79,12 @@ def _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members,
         i = members[q]
         value = column[i]
         for position in range(k):
-            p = row_order[i, position]
-            if margins[i, p] <= -theta:
+            margin = row_margins[i, position]
+            if margin <= -theta:
                 break
+            p = row_order[i, position]
             if p != r:
-                count = _smsvm_take(margins[i, p] + value * coef[p], -value, mode, reach, sums, listed_u,
+                count = _smsvm_take(margin + value * coef[p], -value, mode, reach, sums, listed_u,
                                     listed_e, count)
     return count
 
@@ -116,7 +118,8 @@ def _smsvm_gains(margins, margins_t, label, order_t, label_t, row_order, members
                  own_scores, curvature, lam, R_inv, weight, prune, coef, decrease):
     """The loop of :func:`smsvm_candidate_gains` (``own_scores`` updated, ``coef`` and ``decrease``
     written), with the margins, orders and class members that :func:`_smsvm_class_terms` reads (with
-    ``prune``; without, ``margins_t`` is the plain transpose of ``margins``).
+    ``prune``, ``margins`` sorted in each row as ``row_order``; without, the plain margins and
+    ``margins_t`` their transpose).
 
     Each problem is :func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on its terms. With
     ``prune``, in two passes over the terms that can matter: the sums of the active ones at 0 give the
@@ -153,12 +156,13 @@ def _smsvm_gains(margins, margins_t, label, order_t, label_t, row_order, members
 
 
 @compiled
-def _pruned_minimiser(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r, a, b,
-                      weight, reach_scale, moved, sums, terms_u, terms_e, ones, everything, listed_u, listed_e, breaks):
+def _pruned_minimiser(row_margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r, a,
+                      b, weight, reach_scale, moved, sums, terms_u, terms_e, ones, everything, listed_u, listed_e,
+                      breaks):
     """:func:`mlsvm.solvers.piecewise_quadratic._exact_minimiser` on class r's terms in two pruned passes
     (:func:`_smsvm_class_terms`; ``reach_scale`` = max |column|, widened): ``(t, decrease)``."""
     sums[:] = 0.0
-    _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r,
+    _smsvm_class_terms(row_margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r,
                        _SUMS, 0.0, reach_scale * moved, sums, terms_u, terms_e)
     eu, ee, rising = sums[0], sums[1], sums[2]
     slope0, sigma, bound = _search_side(a, b, weight, eu, ee, rising)
@@ -167,12 +171,12 @@ def _pruned_minimiser(margins, margins_t, order_t, label_t, row_order, members, 
     theta = reach_scale * (moved + bound)
     if not theta < np.inf:    # an infinite (or nan) bound: every term
         theta = np.inf
-    count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column, coef, r,
-                               _CROSSING, sigma * bound, theta, sums, terms_u, terms_e)
+    count = _smsvm_class_terms(row_margins, margins_t, order_t, label_t, row_order, members, member_starts, column,
+                               coef, r, _CROSSING, sigma * bound, theta, sums, terms_u, terms_e)
     s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, bound, eu, ee, weight, listed_u, listed_e,
                      breaks)
     if s >= bound and bound < np.inf:   # round-off: every term that can change state listed
-        count = _smsvm_class_terms(margins, margins_t, order_t, label_t, row_order, members, member_starts, column,
+        count = _smsvm_class_terms(row_margins, margins_t, order_t, label_t, row_order, members, member_starts, column,
                                    coef, r, _ALL, 0.0, np.inf, sums, terms_u, terms_e)
         s, gain = _sweep(a, b, terms_u, terms_e, ones, everything, count, sigma, np.inf, eu, ee, weight, listed_u,
                          listed_e, breaks)
@@ -215,7 +219,8 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
     margins_t = np.ascontiguousarray(margins.T)
     prune = k >= PRUNE_FROM
     # read by the pruned route only: the points grouped by class; each class's points in decreasing
-    # margin, with their margins and classes in that order; each point's classes in decreasing margin
+    # margin, with their margins and classes in that order; each point's classes in decreasing margin,
+    # with their margins in that order (in place of the plain margins)
     order_t = label_t = row_order = np.zeros((0, 0), dtype=np.int64)
     members, member_starts = np.zeros(0, dtype=np.int64), np.zeros(k + 1, dtype=np.int64)
     if prune:
@@ -224,6 +229,7 @@ def smsvm_candidate_gains(F, label, columns, K_jj, own_scores, lam, R_inv, weigh
         order_t = np.argsort(-margins_t, axis=1)
         margins_t, label_t = np.take_along_axis(margins_t, order_t, axis=1), label[order_t]
         row_order = np.argsort(-margins, axis=1)
+        margins = np.take_along_axis(margins, row_order, axis=1)
     _smsvm_gains(margins, margins_t, label, order_t, label_t, row_order, members, member_starts,
                  np.ascontiguousarray(columns, dtype=np.float64),
                  np.ascontiguousarray(K_jj, dtype=np.float64), np.array(own_scores, dtype=np.float64),
