@@ -176,7 +176,7 @@ def test_feature_factor_is_the_gram_routes_pivoted_cholesky(n, d, copies, spread
 @pytest.mark.parametrize("estimator, C", [(BinaryApproachSVM, 1.0), (BinaryApproachSVM, 10.0),
                                           (CategoricalRegressionSVM, 1.0)])
 def test_raw_emotions_certified_by_water_filling(estimator, C):
-    """Raw emotions (feature scales 0.02–237, XᵀX conditioned 4e10): water-filling alone certifies
+    """Raw emotions (feature scales 0.02–237, XᵀX conditioned 3.8e10): water-filling alone certifies
     the linear fit, at CVXPY's optimum. With X/√κ itself as the factor it stopped above tol (200
     outer iterations at C = 1) and only the CVXPY fallback certified."""
     data = load_emotions()
