@@ -190,8 +190,8 @@ def _feature_factor(features, kappa):
     if d == 0:
         return np.zeros((n, 1))
     R, pivots = qr(dense.T, mode="r", pivoting=True)
-    residuals = np.abs(np.diag(R)) ** 2
-    rank = int(np.argmax(residuals <= FACTOR_TOL)) if np.any(residuals <= FACTOR_TOL) else residuals.size
+    small = np.flatnonzero(np.abs(np.diag(R)) ** 2 <= FACTOR_TOL)   # the pivots' residuals
+    rank = int(small[0]) if small.size else d
     if rank == 0:
         return np.zeros((n, 1))
     factor = np.empty((n, rank))
