@@ -161,16 +161,22 @@ def test_failed_label_solve_in_factor_mode_warns(monkeypatch):
 
 def test_stationarity_holds_coefficientwise_not_only_up_to_the_null_space():
     """In factor mode a label's coefficients and α∘y/(2λ_k) may differ by a vector of K's null space,
-    which the Gram-form residual sqrt(rᵀKr) sees only as a round-off floor ~ sqrt(eps)·‖r‖ (3.5e-8
+    which the Gram-form residual sqrt(rᵀKr) sees only as a round-off floor ~ sqrt(eps)·‖r‖ (1e-8
     here, above tol 1e-10). The certificate then grades the representative built from α: for every
-    label with λ_k > 0, 2λ_k coef_k = α_k ∘ y_k entrywise, and the stationarity residual is round-off."""
-    data = make_multilabel(200, 5, 4, random_state=4)
-    problem = rb.BinaryApproachProblem(data.X @ data.X.T, data.Y, 3.0)       # rank 5, no features
+    label with λ_k > 0, 2λ_k coef_k = α_k ∘ y_k entrywise, and the stationarity residual is round-off.
+
+    Every label here has λ_k > 0. A label with λ_k = 0 has a floor of its own, which the
+    representative does not touch (docs/rank_binary.md, "Known limits", first item); whether it
+    shows at tol 1e-10 is decided by the round-off of X Xᵀ, so by the BLAS: the problem this test
+    first used (seed 4, C = 3, one label weighted) certified under OpenBLAS's Haswell kernels and
+    stopped at 1.8e-8 under its SkylakeX kernels."""
+    data = make_multilabel(200, 5, 4, random_state=5)
+    problem = rb.BinaryApproachProblem(data.X @ data.X.T, data.Y, 0.3)       # rank 5, no features
     result = waterfill.solve_rank_binary_waterfill(problem, tol=1e-10)
     assert result.converged
     coef, alpha, lam = result.primal["coef"], result.dual["alpha"], result.dual["lam"]
     weighted = lam > 0
-    assert weighted.any()
+    assert weighted.all()
     residual = 2.0 * lam[weighted] * coef[:, weighted] - problem.signed[:, weighted] * alpha[:, weighted]
     assert np.max(np.abs(residual)) <= 1e-12 * max(1.0, np.abs(alpha).max())
     kkt = rb.kkt_residuals(problem, coef, result.primal["b"], alpha, lam)

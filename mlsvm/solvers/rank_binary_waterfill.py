@@ -76,6 +76,9 @@ MARGIN_TOL = 1e-9
 #: a free point's margin this far from 1 means the free equations were inconsistent (not round-off:
 #: an ill-conditioned K_FF leaves ~3e-10 on yeast/linear)
 INCONSISTENT_TOL = 1e-7
+#: the margins' round-off, by a probabilistic bound λ √m u (:meth:`_Label._margin_noise`); with λ = 5
+#: a sum of m = 665 terms exceeds it with probability at most 2m·exp(−λ²(1 − u)²/2) ≈ 0.005
+ROUNDOFF_LAMBDA = 5.0
 #: PDAS iterations per attempt (a label solve tries: warm PDAS, exact path-following from the
 #: last solved state, then LIBSVM at tol 1e-3 and RESTART_SVC_TOL as PDAS starts)
 PDAS_MAX_ITER = 40
@@ -518,20 +521,54 @@ class _Label:
         """``K p`` and ``K q`` (through the factor in factor mode)."""
         return self._times(p), self._times(q)
 
+    def _margin_noise(self, coef, bias):
+        """The round-off of the computed margins ``y_i (Σ_j K_ij coef_j + b) − 1``: Higham and Mary's
+        probabilistic bound for a sum of m products, ``λ √m u`` times the sum of their magnitudes
+        (u = eps/2; "A new approach to probabilistic rounding error analysis", SIAM J. Sci. Comput.
+        41(5), 2019), here ``γ (|K||coef| + |b|)`` with
+        ``γ = u (λ (√n + √r) + 2)``: the products through the factor's r columns (``√n`` alone for a
+        Gram matrix) and the two additions. A set's test cannot see violations below it: at a large
+        C_k the terms of a margin are many orders larger than the margin (raw emotions at
+        C_k ≈ 8e5: terms up to 1.8e8, so a computed margin is exact to about 1e-7 only, where
+        MARGIN_TOL asks 1e-9). Too wide a test accepts sets that are not optimal; the worst-case
+        bound ``m u`` grows like m where the errors grow like √m (docs/rank_binary.md, "Margins at
+        a large C_k", has the measured window). A bound on ``|K_ij|`` by ``sqrt(K_ii K_jj)`` first decides
+        whether the noise can reach MARGIN_TOL, so the product with ``|K|`` is only formed when it
+        can; returns None when it cannot."""
+        u = np.finfo(float).eps / 2
+        if self.factor is not None:
+            gamma = u * (ROUNDOFF_LAMBDA * (np.sqrt(self.n) + np.sqrt(self.factor.shape[1])) + 2)
+            root = np.linalg.norm(self.factor, axis=1)
+        else:
+            gamma = u * (ROUNDOFF_LAMBDA * np.sqrt(self.n) + 2)
+            root = np.sqrt(np.clip(np.diag(self.gram), 0.0, None))
+        magnitude = np.abs(coef)
+        if gamma * (root.max() * (root @ magnitude) + abs(bias)) <= MARGIN_TOL:
+            return None
+        if self.factor is not None:
+            factor = np.abs(self.factor)
+            terms = factor @ (factor.T @ magnitude)
+        else:
+            terms = np.abs(self.gram) @ magnitude
+        return gamma * (terms + abs(bias))
+
     def _violations(self, status, path, c):
         p, q, bp, bq, _ = path
         coef = p + c * q
         beta = self.y * coef
         scores = self._times(coef)
         margin = self.y * (scores + bp + c * bq)
+        noise = self._margin_noise(coef, bp + c * bq)
+        margin_tol, inconsistent_tol = (MARGIN_TOL, INCONSISTENT_TOL) if noise is None else \
+            (np.maximum(MARGIN_TOL, noise), np.maximum(INCONSISTENT_TOL, noise))
         # a free point off its margin: the free equations were inconsistent (a singular K_FF, e.g. a
         # linear kernel with more free points than its rank + 1; lstsq then fits them only in least
         # squares): it leaves F for the bound its margin asks for
-        off = (status == 1) & (np.abs(margin - 1.0) > INCONSISTENT_TOL)
+        off = (status == 1) & (np.abs(margin - 1.0) > inconsistent_tol)
         low = (status == 1) & ((beta < -BOUND_TOL * c) | (off & (margin > 1.0)))
         high = (status == 1) & ((beta > c * (1 + BOUND_TOL)) | (off & (margin < 1.0)))
-        enter_low = (status == 0) & (margin < 1 - MARGIN_TOL)
-        enter_high = (status == 2) & (margin > 1 + MARGIN_TOL)
+        enter_low = (status == 0) & (margin < 1 - margin_tol)
+        enter_high = (status == 2) & (margin > 1 + margin_tol)
         enter = enter_low | enter_high
         size = np.where(low | high, np.maximum(np.maximum(-beta / c, beta / c - 1.0),
                                                np.abs(margin - 1.0) * off), 0.0) \

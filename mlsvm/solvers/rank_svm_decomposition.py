@@ -88,8 +88,9 @@ at least-squares biases (an upper bound) and its relative gap to the dual; the c
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase beyond the round-off of its evaluation, :func:`_dual_roundoff`, for
 :data:`STALL_ITERATIONS` iterations while the certificate fails), warns with the values reached;
-a stall's warning says when the round-off of the scores ``Kβ`` exceeds ``tol`` (a Gram matrix so
-large, e.g. ``gamma="scale"`` on duplicated rows, that the gradients are round-off). Memory
+a stall's warning says when the round-off of the scores ``Kβ`` (at β, or at a unit β when the
+sub-problems never moved it) exceeds ``tol`` (a Gram matrix so large, e.g. ``gamma="scale"`` on
+duplicated rows, that the gradients are round-off). Memory
 ``O(T + nQ + |W|²)`` besides the Gram matrix (``|W| ≤`` :data:`FREE_STEP_SIZE` in the
 free-set step), plus a copy of ``K_II`` (< 0.81 n² floats; K itself when I holds ≥ 90 % of the
 instances) during an iterative free-set step.
@@ -846,10 +847,15 @@ def decomposition(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int =
     stop_value = max(gap, kkt)
     if stalled:
         dual_roundoff, score_roundoff = _dual_roundoff(float(alpha.sum()), root_diagonal, beta)
+        largest = float(np.max(root_diagonal, initial=0.0)) ** 2
+        # the scores' round-off at β, or at a unit β when the sub-problems never moved it: their steps
+        # are then lost in the round-off of a Gram matrix of this scale (which of the two happens is
+        # round-off too: the rank-one Gram matrix of tests/test_rank_svm_decomposition.py at 1e94)
+        score_roundoff = max(score_roundoff, np.finfo(np.float64).eps * largest)
         cause = ""
         if score_roundoff > tol:
             cause = (f" The round-off of the scores Kβ (about {score_roundoff:.1e}, largest K_ii "
-                     f"{float(np.max(root_diagonal, initial=0.0)) ** 2:.1e}) exceeds the tolerance: at this scale "
+                     f"{largest:.1e}) exceeds the tolerance: at this scale "
                      "of K the decomposition's gradients are round-off in float64 (rescale X, or set gamma).")
         warnings.warn(
             f"Rank-SVM decomposition stalled at iteration {iteration} (no dual increase beyond its "
