@@ -109,7 +109,9 @@ def test_q1_is_binary_svm_with_half_C():
 
 def test_identical_labels_and_trivial_labels_reduce_to_one_svm():
     """Q equal columns: Q·(C/Q)Σξ = CΣξ → C_svm = C/2. One real label among Q (the others all one
-    sign, w_k = 0 optimal): (C/Q)Σξ → C_svm = C/(2Q). Both optima are twice the SVM's."""
+    sign, w_k = 0 optimal): (C/Q)Σξ → C_svm = C/(2Q). Both optima are twice the SVM's. Problem 3 is
+    solved on another backend than the SVM (Clarabel): ECOS, or SCS where ECOS ends inaccurate (it did
+    under OpenBLAS's Prescott kernels)."""
     rng = np.random.default_rng(1)
     X = rng.standard_normal((25, 2))
     y = np.where(X[:, 1] + 0.4 * rng.standard_normal(25) > 0, 1.0, -1.0)
@@ -118,11 +120,11 @@ def test_identical_labels_and_trivial_labels_reduce_to_one_svm():
     C, q = 2.0, 3
     same = rb.BinaryApproachProblem(gram, np.repeat(column[:, None], q, axis=1), C)
     svm_value = solve(bsvm.cvxpy_primal(bsvm.BinarySVMProblem(gram, y, C / 2))[0])
-    assert relative_difference(solve(rb.cvxpy_primal(same)[0], "ECOS"), 2 * svm_value) <= EXACT.objective
+    assert relative_difference(solve(rb.cvxpy_primal(same)[0], ("ECOS", "SCS")), 2 * svm_value) <= EXACT.objective
     trivial = np.column_stack([column, np.ones(25, dtype=np.int8), np.zeros(25, dtype=np.int8)])
     one_real = rb.BinaryApproachProblem(gram, trivial, C)
     svm_value = solve(bsvm.cvxpy_primal(bsvm.BinarySVMProblem(gram, y, C / (2 * q)))[0])
-    assert relative_difference(solve(rb.cvxpy_primal(one_real)[0], "ECOS"), 2 * svm_value) <= EXACT.objective
+    assert relative_difference(solve(rb.cvxpy_primal(one_real)[0], ("ECOS", "SCS")), 2 * svm_value) <= EXACT.objective
 
 
 @pytest.mark.parametrize("n", [1, 3])

@@ -617,7 +617,10 @@ def test_joint_newton_stops_at_a_round_off_floor_as_a_stall(model, lam, tol, loo
     recomputed certificate then missed tol; its last iterate's KKT residual was up to 26 times that
     of the looser fit. With λ = 0.01 the first basis
     (``|J|`` = 1) stalls at 3.6e-6, above the inner tolerance 1e-6: that stall must not end the
-    selection, so at tol 1e-6 the fit converges on its whole basis."""
+    selection, so at tol 1e-6 the fit converges on its whole basis. At the floor the loop's own stop
+    value and the recomputed certificate are two evaluations of the same round-off: under OpenBLAS's
+    Prescott kernels the loop's fell below tol (9.5e-11) where the certificate's did not (2.2e-10),
+    and the fit says that instead — as honest, and held to the same bounds."""
     from mlsvm.datasets import load_emotions
     data = load_emotions()
     if model == "smsvm":
@@ -626,7 +629,8 @@ def test_joint_newton_stops_at_a_round_off_floor_as_a_stall(model, lam, tol, loo
     else:
         P = np.random.default_rng(0).normal(size=(6, 6)) / np.sqrt(6) + np.eye(6)
         target, estimator = data.Y, SM3L(lam, d_max=20, R=P.T @ P, kernel="linear", max_iter=5000, random_state=0)
-    with pytest.warns(ConvergenceWarning, match=r"Newton stalled .*More iterations will not help"):
+    with pytest.warns(ConvergenceWarning, match=r"Newton stalled .*More iterations will not help|stopped on its own "
+                                                r"rule .* but the recomputed certificate does not meet tol"):
         estimator.set_params(tol=tol).fit(data.X, target)
     report = estimator.fit_report_
     assert not report.converged and report.n_iter < 1000
