@@ -183,17 +183,7 @@ def test_raw_emotions_certified_by_water_filling(estimator, C):
     """Raw emotions (feature scales 0.02–237, XᵀX conditioned 3.8e10): water-filling alone certifies
     the linear fit, at CVXPY's optimum. With X/√κ itself as the factor it stopped above tol (200
     outer iterations at C = 1) and only the CVXPY fallback certified."""
-    data = load_emotions()
-    X = np.asarray(data.X, dtype=float)
-    y = data.Y if estimator is BinaryApproachSVM else np.argmax(data.Y, axis=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
-        model = estimator(kernel="linear", C=C, solver="waterfill").fit(X, y)
-    report = model.fit_report_
-    assert report.converged and report.relative_gap <= model.tol and report.max_kkt <= model.tol
-    # categorical regression trains on the codes (7) of its classes: all six argmax classes occur
-    labels = np.asarray(data.Y) if estimator is BinaryApproachSVM else categorical_codes(data.Y.shape[1])[y]
-    problem = rb.BinaryApproachProblem(None, labels, C, features=X)
+    report, problem = _raw_emotions_certified(estimator, C)
     assert relative_difference(report.primal_objective, _ground_truth(problem)) <= EXACT.objective
 
 
@@ -207,6 +197,14 @@ def test_raw_emotions_at_a_large_C_certified_by_water_filling(estimator, C):
     violations above the margins' round-off, and water-filling certifies each fit, at the optimum of
     CVXPY's dual (the first of Clarabel and ECOS to answer optimal; for the binary approach at C = 100
     only SCS answers the primal, after four minutes)."""
+    report, problem = _raw_emotions_certified(estimator, C)
+    dual = -solve_first_optimal(lambda: rb.cvxpy_dual(problem), ("CLARABEL", "ECOS"))[1]
+    assert relative_difference(report.primal_objective, dual) <= EXACT.objective
+
+
+def _raw_emotions_certified(estimator, C):
+    """The linear fit on raw emotions by water-filling alone, certified (no warning); its report and
+    the problem it solved."""
     data = load_emotions()
     X = np.asarray(data.X, dtype=float)
     y = data.Y if estimator is BinaryApproachSVM else np.argmax(data.Y, axis=1)
@@ -215,7 +213,6 @@ def test_raw_emotions_at_a_large_C_certified_by_water_filling(estimator, C):
         model = estimator(kernel="linear", C=C, solver="waterfill").fit(X, y)
     report = model.fit_report_
     assert report.converged and report.relative_gap <= model.tol and report.max_kkt <= model.tol
+    # categorical regression trains on the codes (7) of its classes: all six argmax classes occur
     labels = np.asarray(data.Y) if estimator is BinaryApproachSVM else categorical_codes(data.Y.shape[1])[y]
-    problem = rb.BinaryApproachProblem(None, labels, C, features=X)
-    dual = -solve_first_optimal(lambda: rb.cvxpy_dual(problem), ("CLARABEL", "ECOS"))[1]
-    assert relative_difference(report.primal_objective, dual) <= EXACT.objective
+    return report, rb.BinaryApproachProblem(None, labels, C, features=X)
