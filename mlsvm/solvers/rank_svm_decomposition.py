@@ -346,7 +346,11 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     that pair put on its bound). Each Hessian product is ``Δβ = scatter(d)`` on F's instances I,
     ``K_II Δβ`` and a gather: ``O(|I|²Q + |F|)``. The preconditioner is H's diagonal ``2K_ii``; the
     projection in its metric needs the Q × Q weighted label Laplacian ``A_F M⁻¹ A_Fᵀ`` (inverted on
-    its range: each component's rows sum to 0, and so does ``A_F v`` for every v). Every CG iterate
+    its range: each component's rows sum to 0, and so does ``A_F v`` for every v). After each
+    projection the residual drops its multiplier part, ``r ← r − A_Fᵀν`` (Gould, Hribar & Nocedal's
+    residual update; ν are the projection's multipliers): r then tends to 0 instead of to
+    ``A_Fᵀλ``, whose round-off through the projection otherwise floors the projected residual and,
+    once CG runs past that floor, moves the iterates off ``A_F d = 0``. Every CG iterate
     ``d_j`` minimises the QP over a subspace that contains it, so the objective decreases along
     ``t·d_j`` for ``t ∈ [0, 1]``: the ratio-tested step is feasible and never increases f (the
     caller checks that too). Returns ``(new values of α_F, instances I, Δβ_I)`` or None."""
@@ -386,7 +390,8 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
         def project(r):
             z = weight * r
             nu = laplacian_pinv @ (np.bincount(k, z, minlength=q) - np.bincount(l, z, minlength=q))
-            return z - weight * (nu[k] - nu[l])
+            correction = nu[k] - nu[l]
+            return z - weight * correction, r - correction
         return project
 
     # projected CG on the free pairs; when an iterate would leave the box, the step stops at the
@@ -397,11 +402,11 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     project = projector(weight)
     d = np.zeros(free_index.size)
     r = gradient[free_index].copy()
-    z = project(r)
+    z, projected = project(r)
     rz = float(r @ z)
     if not rz > 1e-20 * float(r @ (weight * r)):      # no projected gradient beyond round-off
         return None
-    first, p = rz, -z
+    first, p, r = rz, -z, projected
     for _ in range(max_iter):
         hp = hessian_times(p)
         curvature = float(p @ hp)
@@ -422,13 +427,13 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
             d[blocking] = (box[blocking] if p[blocking] > 0.0 else 0.0) - old[blocking]
             weight[blocking] = 0.0
             project = projector(weight)
-            z = project(r)
+            z, r = project(r)
             rz = float(r @ z)
             if not rz > tol * tol * first:
                 break
             p = -z
             continue
-        z = project(r)
+        z, r = project(r)
         rz, previous = float(r @ z), rz
         if rz <= tol * tol * first:
             break
