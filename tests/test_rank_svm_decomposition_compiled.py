@@ -273,7 +273,13 @@ def test_the_equality_qp_equals_the_numpy_route(state, seed):
     """On a random free set with the other values moved to a bound: the fixed values where they
     were put; where the QP is bounded on the free set (the numpy answer's reduced gradient vanishes
     there, the active set's test) the same objective, the equalities kept as well as the numpy
-    route keeps them; where it is not, the compiled answer fails that test too."""
+    route keeps them; where it is not, the compiled answer fails that test too. The two routes
+    differ in round-off only, so a decision is compared only where it is not round-off's: a
+    residual within γ(|g| + |H||d| + |Eᵀ||ν|) of the threshold (γ = u(λ√(m + rows + 1) + 2),
+    λ = 5, Higham & Mary's probabilistic bound, as the water-filling margins) decides nothing.
+    HYPOTHESIS_PROFILE=explore with --hypothesis-seed=2511 draws a QP nearly singular on the free
+    set, its step far outside the box (|H||d| ~ 1e6 beside |g| ~ 1): both routes' residuals lay
+    within 2u of their terms and on either side of the fixed threshold."""
     problem, alpha, working = state
     hessian, gradient, equality, old, upper = _working_set_subproblem(problem, alpha, working)
     rng = np.random.default_rng(seed)
@@ -286,12 +292,25 @@ def test_the_equality_qp_equals_the_numpy_route(state, seed):
     assert nu.shape == expected_nu.shape
     np.testing.assert_array_equal(change[~free], expected[~free])
     gradient_scale = max(1.0, float(np.abs(gradient).max()))
+    threshold = 1e-10 * gradient_scale
+    gamma = np.finfo(float).eps / 2 * (5.0 * np.sqrt(old.size + equality.shape[0] + 1) + 2.0)
 
-    def bounded(answer, multipliers):
-        return np.abs(gradient + hessian @ answer + equality.T @ multipliers)[free].max() <= 1e-10 * gradient_scale
+    def reduced_gradient(answer, multipliers):
+        """The free values' reduced gradient and its round-off."""
+        residual = np.abs(gradient + hessian @ answer + equality.T @ multipliers)[free]
+        terms = np.abs(gradient) + np.abs(hessian) @ np.abs(answer) + np.abs(equality.T) @ np.abs(multipliers)
+        return residual, gamma * terms[free]
 
-    assert bounded(change, nu) == bounded(expected, expected_nu)
-    if bounded(expected, expected_nu):
+    def decision(residual, noise):
+        """True / False: below / beyond the threshold by more than its round-off; None: within it."""
+        if np.all(residual <= threshold - noise):
+            return True
+        return False if np.any(residual > threshold + noise) else None
+
+    ours, theirs = reduced_gradient(change, nu), reduced_gradient(expected, expected_nu)
+    decided = decision(*ours), decision(*theirs)
+    assert None in decided or decided[0] == decided[1]
+    if np.all(theirs[0] <= threshold):                  # the active set's test on the numpy answer
         scale = max(1.0, float(np.max(upper)), float(np.abs(expected).max()))
         residual = np.max(np.abs(equality @ change), initial=0.0)
         assert residual <= max(1e-12 * scale, 10.0 * np.max(np.abs(equality @ expected), initial=0.0))
