@@ -186,8 +186,9 @@ def test_kkt_residual_pass_equals_the_qp_residuals_formula(drawn, seed, negative
 
     problem, _ = drawn
     alpha, beta = random_dual_point(problem, seed)
-    if negative:
+    if negative:    # the first α always below 0: a draw of few pairs could keep every entry above it
         alpha, beta = alpha - 0.3, beta - 0.2
+        alpha[0] = -0.3
     T = problem.pairs.n_pairs
     linear = np.concatenate([np.full(T, problem.theta - 1.0), np.full(T, problem.theta + 1.0)])
     gradient = np.concatenate(mlodm.dual_gradient(problem, alpha, beta))
