@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from mlsvm.solvers.result import CertifiedStop, SolverResult, relative_gap, warn_not_converged, warn_stalled
 
@@ -70,13 +70,37 @@ def _label_dual(features, y, C, a) -> float:
     return float(a.sum() - 0.5 * (mapped @ mapped + total * total))
 
 
+def _face_direction(system, rhs):
+    """``(d, ray)`` for the face's dual ascent, ``Q d = rhs`` (``rhs = −G_F``): Cholesky's solution
+    when Q is numerically definite (every pivot above 1e-6 of the largest, so that its square stays
+    above 1e-12 of the largest eigenvalue's scale); otherwise, from Q's eigendecomposition (eigenvalues
+    below 1e-12 of the largest taken as 0), ``rhs``'s part in the null space when it exceeds 1e-8 of
+    ``rhs`` (``ray`` True: the dual rises linearly along it), else the pseudo-inverse's solution."""
+    try:
+        factor = cho_factor(system, lower=True, check_finite=False)
+        pivots = np.abs(np.diagonal(factor[0]))
+        if pivots.min() > 1e-6 * pivots.max():
+            return cho_solve(factor, rhs, check_finite=False), False
+    except LinAlgError:
+        pass
+    values, vectors = np.linalg.eigh(system)
+    null = values <= 1e-12 * max(float(values[-1]), np.finfo(float).tiny)
+    ray = vectors[:, null] @ (vectors[:, null].T @ rhs)
+    if np.abs(ray).max(initial=0.0) > 1e-8 * np.abs(rhs).max():
+        return ray, True
+    kept = ~null
+    return vectors[:, kept] @ ((vectors[:, kept].T @ rhs) / values[kept]), False
+
+
 def _face_newton(features, signed, C, alpha, scores, labels, steps=NEWTON_STEPS):
     """Newton steps on the face of the free coordinates ``F = {0 < α < C}``, label by label:
-    ``Q_FF d = −G_F`` with ``Q_FF = diag(y_F) X̄_F X̄_Fᵀ diag(y_F)`` formed from the rows of F only
-    (least squares when singular: duplicated rows, or |F| above the rank d + 1), then the projected
-    step ``Π_[0,C](α_F + t d)`` with ``t = 1, ½, ¼ …`` kept only if the label's dual objective
-    increases. Monotone, so coordinate descent goes on from the result; returns the new α of
-    ``labels``."""
+    ``Q_FF d = −G_F`` with ``Q_FF = diag(y_F) X̄_F X̄_Fᵀ diag(y_F)`` formed from the rows of F only,
+    then the projected step ``Π_[0,C](α_F + t d)`` with ``t = 1, ½, ¼ …`` kept only if the label's
+    dual objective increases. Q_FF is singular when rows repeat or |F| exceeds the rank d + 1; then
+    (:func:`_face_direction`) −G_F's part in its null space, if any, is a ray along which the dual
+    rises linearly, and the step follows it to the first bound (the face has no maximiser: F must
+    shrink); otherwise the step is the pseudo-inverse's. Monotone, so coordinate descent goes on
+    from the result; returns the new α of ``labels``."""
     candidate = alpha[:, labels].copy()
     for j, k in enumerate(labels):
         y, a = signed[:, k], candidate[:, j]
@@ -88,20 +112,30 @@ def _face_newton(features, signed, C, alpha, scores, labels, steps=NEWTON_STEPS)
                 break
             rows = features[free]
             system = ((rows @ rows.T).toarray() + 1.0) * np.outer(y[free], y[free])
-            try:
-                direction = cho_solve(cho_factor(system, lower=True, check_finite=False), -gradient[free],
-                                      check_finite=False)
-            except LinAlgError:
-                direction = lstsq(system, -gradient[free], cond=1e-12, check_finite=False)[0]
-            step, improved = 1.0, False
-            for _ in range(6):
+            direction, ray = _face_direction(system, -gradient[free])
+            improved = False
+            if ray:     # to the first bound, which that coordinate then takes exactly
+                room = np.where(direction > 0.0, C - a[free], a[free])
+                ratios = np.full(free.size, np.inf)
+                moving = direction != 0.0
+                ratios[moving] = room[moving] / np.abs(direction[moving])
+                blocking = int(np.argmin(ratios))
                 trial = a.copy()
-                trial[free] = np.clip(a[free] + step * direction, 0.0, C)
+                trial[free] = np.clip(a[free] + ratios[blocking] * direction, 0.0, C)
+                trial[free[blocking]] = C if direction[blocking] > 0.0 else 0.0
                 trial_value = _label_dual(features, y, C, trial)
                 if trial_value > value:
                     a, value, improved = trial, trial_value, True
-                    break
-                step *= 0.5
+            else:
+                step = 1.0
+                for _ in range(6):
+                    trial = a.copy()
+                    trial[free] = np.clip(a[free] + step * direction, 0.0, C)
+                    trial_value = _label_dual(features, y, C, trial)
+                    if trial_value > value:
+                        a, value, improved = trial, trial_value, True
+                        break
+                    step *= 0.5
             if not improved:
                 break
             theta = a * y
