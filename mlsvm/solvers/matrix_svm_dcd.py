@@ -72,10 +72,11 @@ def _label_dual(features, y, C, a) -> float:
 
 def _face_direction(system, rhs):
     """``(d, ray)`` for the face's dual ascent, ``Q d = rhs`` (``rhs = −G_F``): Cholesky's solution
-    when Q is numerically definite (every pivot above 1e-6 of the largest, so that its square stays
-    above 1e-12 of the largest eigenvalue's scale); otherwise, from Q's eigendecomposition (eigenvalues
-    below 1e-12 of the largest taken as 0), ``rhs``'s part in the null space when it exceeds 1e-8 of
-    ``rhs`` (``ray`` True: the dual rises linearly along it), else the pseudo-inverse's solution."""
+    when every pivot is above 1e-6 of the largest (the squared pivots are Q's successive Schur
+    complements: within the 1e-12 range the eigenvalue cut below keeps); otherwise, from Q's
+    eigendecomposition (eigenvalues below 1e-12 of the largest taken as 0), ``rhs``'s part in the
+    null space when it exceeds 1e-8 of ``rhs`` (``ray`` True: the dual rises linearly along it),
+    else the pseudo-inverse's solution."""
     try:
         factor = cho_factor(system, lower=True, check_finite=False)
         pivots = np.abs(np.diagonal(factor[0]))

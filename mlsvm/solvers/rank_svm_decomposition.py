@@ -402,11 +402,11 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     project = projector(weight)
     d = np.zeros(free_index.size)
     r = gradient[free_index].copy()
-    z, projected = project(r)
+    z, reduced = project(r)
     rz = float(r @ z)
     if not rz > 1e-20 * float(r @ (weight * r)):      # no projected gradient beyond round-off
         return None
-    first, p, r = rz, -z, projected
+    first, p, r = rz, -z, reduced
     for _ in range(max_iter):
         hp = hessian_times(p)
         curvature = float(p @ hp)
