@@ -93,6 +93,27 @@ def _face_direction(system, rhs):
     return vectors[:, kept] @ ((vectors[:, kept].T @ rhs) / values[kept]), False
 
 
+def _face_trials(a, free, direction, ray, C):
+    """The points a face step tries, in order: along a ray, the one step to the first bound, which
+    that coordinate then takes exactly (the dual rises linearly, so no shorter step is better);
+    otherwise ``Π_[0,C](a_F + t d)`` for ``t = 1, ½, … 1/32``."""
+    if ray:
+        room = np.where(direction > 0.0, C - a[free], a[free])
+        ratios = np.full(free.size, np.inf)
+        moving = direction != 0.0
+        ratios[moving] = room[moving] / np.abs(direction[moving])
+        blocking = int(np.argmin(ratios))
+        trial = a.copy()
+        trial[free] = np.clip(a[free] + ratios[blocking] * direction, 0.0, C)
+        trial[free[blocking]] = C if direction[blocking] > 0.0 else 0.0
+        yield trial
+        return
+    for halvings in range(6):
+        trial = a.copy()
+        trial[free] = np.clip(a[free] + 0.5 ** halvings * direction, 0.0, C)
+        yield trial
+
+
 def _face_newton(features, signed, C, alpha, scores, labels, steps=NEWTON_STEPS):
     """Newton steps on the face of the free coordinates ``F = {0 < α < C}``, label by label:
     ``Q_FF d = −G_F`` with ``Q_FF = diag(y_F) X̄_F X̄_Fᵀ diag(y_F)`` formed from the rows of F only,
@@ -115,28 +136,11 @@ def _face_newton(features, signed, C, alpha, scores, labels, steps=NEWTON_STEPS)
             system = ((rows @ rows.T).toarray() + 1.0) * np.outer(y[free], y[free])
             direction, ray = _face_direction(system, -gradient[free])
             improved = False
-            if ray:     # to the first bound, which that coordinate then takes exactly
-                room = np.where(direction > 0.0, C - a[free], a[free])
-                ratios = np.full(free.size, np.inf)
-                moving = direction != 0.0
-                ratios[moving] = room[moving] / np.abs(direction[moving])
-                blocking = int(np.argmin(ratios))
-                trial = a.copy()
-                trial[free] = np.clip(a[free] + ratios[blocking] * direction, 0.0, C)
-                trial[free[blocking]] = C if direction[blocking] > 0.0 else 0.0
+            for trial in _face_trials(a, free, direction, ray, C):
                 trial_value = _label_dual(features, y, C, trial)
                 if trial_value > value:
                     a, value, improved = trial, trial_value, True
-            else:
-                step = 1.0
-                for _ in range(6):
-                    trial = a.copy()
-                    trial[free] = np.clip(a[free] + step * direction, 0.0, C)
-                    trial_value = _label_dual(features, y, C, trial)
-                    if trial_value > value:
-                        a, value, improved = trial, trial_value, True
-                        break
-                    step *= 0.5
+                    break
             if not improved:
                 break
             theta = a * y
