@@ -188,7 +188,8 @@ def test_raw_emotions_certified_by_water_filling(estimator, C):
 
 
 @pytest.mark.parametrize("estimator, C", [(BinaryApproachSVM, 100.0), (CategoricalRegressionSVM, 10.0),
-                                          (CategoricalRegressionSVM, 100.0)])
+                                          (CategoricalRegressionSVM, 100.0), (BinaryApproachSVM, 1000.0),
+                                          (CategoricalRegressionSVM, 1000.0)])
 def test_raw_emotions_at_a_large_C_certified_by_water_filling(estimator, C):
     """Raw emotions at a large C (κ = 7.1e4, so C_k ≈ 8e5 to 3.6e6 in the scaled units): a margin's
     terms reach 1.8e8 and its computed value is exact to about 1e-7 only. PDAS asked 1e-9 and rejected
@@ -196,7 +197,11 @@ def test_raw_emotions_at_a_large_C_certified_by_water_filling(estimator, C):
     solves failed, and only the CVXPY fallback certified (SCS, 121-175 s). Its tests now see only
     violations above the margins' round-off, and water-filling certifies each fit, at the optimum of
     CVXPY's dual (the first of Clarabel and ECOS to answer optimal; for the binary approach at C = 100
-    only SCS answers the primal, after four minutes)."""
+    only SCS answers the primal, after four minutes). At C = 1000 the labels' affine paths ``p + c q``
+    carry the round-off of ``c q``: free margins 5.4e-6 from 1 and norms unequal by 1e-6 relative left
+    the certificate at 2.8e-7 (BA) and 4.5e-7 (CR, after 200 outer iterations at one t) against tol
+    1e-7, and the fallback ran SCS for 11 minutes; at the outer root the margins and the outer
+    equations are now refined, and both certify."""
     report, problem = _raw_emotions_certified(estimator, C)
     dual = -solve_first_optimal(lambda: rb.cvxpy_dual(problem), ("CLARABEL", "ECOS"))[1]
     assert relative_difference(report.primal_objective, dual) <= EXACT.objective

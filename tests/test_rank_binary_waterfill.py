@@ -133,14 +133,20 @@ def test_max_iter_one_warns_with_the_value_reached():
 
 def test_planted_wrong_answer_is_rejected(monkeypatch):
     """A label solve that returns a wrong bias is caught by the formulation's certificate: no
-    convergence claimed, a warning instead."""
-    exact = waterfill._Label.coefficients
+    convergence claimed, a warning instead. (The refinement at the outer root would correct the
+    bias from the margins, so its answer is planted wrong too.)"""
+    exact, refined = waterfill._Label.coefficients, waterfill._Label.refined
 
     def wrong(self, c):
         coef, bias, fraction = exact(self, c)
         return coef, bias + 0.05, fraction
 
+    def wrong_refined(self, c, signed=None, bias=None):
+        point = refined(self, c, signed, bias)
+        return None if point is None else (point[0], point[1] + 0.05, point[2])
+
     monkeypatch.setattr(waterfill._Label, "coefficients", wrong)
+    monkeypatch.setattr(waterfill._Label, "refined", wrong_refined)
     problem = _problem(30, 3, "rbf", 1.0, 3, "none")
     with pytest.warns(ConvergenceWarning, match="did not converge"):
         result = waterfill.solve_rank_binary_waterfill(problem, tol=TOL, max_iter=20)

@@ -100,6 +100,8 @@ START_SHRINK = 0.1
 #: a LIBSVM margin within this (relative) distance of 1 starts as free in the margin-based start
 MARGIN_START_TOL = 1e-6
 START_TRIES = 5
+#: rounds of margin refinement and outer Newton step at the outer root (:meth:`_Waterfill._refined`)
+REFINE_ROUNDS = 2
 #: label root search: largest factor C_k moves in one step, and its iteration cap
 MAX_STEP_FACTOR = 1e2
 #: label root search: the factor C_k moves by when the local model has no root ahead and the
@@ -904,6 +906,37 @@ class _Label:
         coef = self.p + c * self.q
         return coef, self.bp + c * self.bq, np.clip(self.y * coef / c, 0.0, 1.0)
 
+    def refined(self, c, signed=None, bias=None):
+        """(signed coefficients, bias, α/(C/Q)) at a finite c after one step of iterative refinement
+        of the state's free equations (free margins at 1, ``Σ y∘β = 0``), from :meth:`coefficients`
+        or from ``signed``, ``bias``: their residual computed as the certificate computes margins, the
+        bordered system ``[[K_FF, 1], [1ᵀ, 0]]`` solved for the correction. The path's ``p + c q``
+        at a large c carries the round-off of ``c q`` (docs/rank_binary.md, "The outer root: refined
+        margins and norms"). None where the free coefficients are not unique (factor mode's
+        representative), on a flat segment, or when the system is singular."""
+        if self.rep is not None or self.flat or not np.isfinite(c):
+            return None
+        if signed is None:
+            signed, bias, _ = self.coefficients(c)
+        free = np.flatnonzero(self.status == 1)
+        m = free.size
+        rows = self.factor[free] if self.factor is not None else None
+        system = np.zeros((m + 1, m + 1))
+        system[:m, :m] = rows @ rows.T if rows is not None else self.gram[np.ix_(free, free)]
+        system[:m, m] = system[m, :m] = 1.0
+        residual = np.empty(m + 1)
+        residual[:m] = self.y[free] - (self._times(signed)[free] + bias)
+        residual[m] = -signed.sum()
+        try:
+            correction = np.linalg.solve(system, residual)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(correction)):
+            return None
+        signed = signed.copy()
+        signed[free] += correction[:m]
+        return signed, bias + correction[m], np.clip(self.y * signed / c, 0.0, 1.0)
+
 
 def _label_slope(label, c):
     """dμ/dt at this label's root: μ = scale/c, so dμ/dt = −μ / (c N'(c)) (0 when μ = 0 or flat)."""
@@ -987,8 +1020,59 @@ class _Waterfill:
             cs[k] = self.scale / mus[k] if mus[k] > 0 else np.inf
             self.labels[k].c = cs[k] if np.isfinite(cs[k]) else self.labels[k].c
 
-    def certificate(self, cs, t, tol):
-        """Primal point, multipliers and the formulation's own objectives and residuals at ``cs``.
+    def _refined(self, cs):
+        """REFINE_ROUNDS rounds of: every active label's coefficients refined (:meth:`_Label.refined`),
+        then one Newton step on the outer equations ``‖w_k(c_k)‖² = t``, ``Σ_k scale/c_k = 1`` from
+        them, each label moved along its path (``p + c q``). The labels' norm models
+        ``A + 2Bc + Dc²`` carry the round-off of ``c q`` as the margins do, so refined margins alone
+        leave the norms unequal by as much (raw emotions, categorical regression at C = 1000: 1e-6
+        relative, and λ_k(t − ‖w_k‖²) then misses tol). Returns ``{k: (signed, bias, fraction, c)}``;
+        ``{}`` when a label cannot be refined; the last margins alone when a step would leave a
+        label's segment."""
+        moved = {k: (None, None, None, cs[k]) for k in self.active}
+        for _ in range(REFINE_ROUNDS):
+            step = self._refine_round(moved)
+            if step is None:
+                return {}
+            moved, outer = step
+            if not outer:
+                break
+        return moved
+
+    def _refine_round(self, points):
+        """One round of :meth:`_refined` from ``{k: (signed, bias, fraction, c)}`` (``signed`` None:
+        the label's own coefficients at c); returns ``(points, moved along the paths)``, or None
+        when a label cannot be refined."""
+        refined = {}
+        for k, (signed, bias, _, c) in points.items():
+            point = self.labels[k].refined(c, signed, bias)
+            if point is None:
+                return None
+            refined[k] = (*point, c)
+        # ‖w_k‖² and its derivative along the path, d/dc ‖w + c q‖² = 2 qᵀK w, at the refined points
+        norms, slopes = {}, {}
+        for k, (signed, *_) in refined.items():
+            scores = self.labels[k]._times(signed)
+            norms[k], slopes[k] = float(signed @ scores), 2.0 * float(self.labels[k].q @ scores)
+        if not refined or min(slopes.values()) <= 0:
+            return refined, False
+        # Δc_k = (t − N_k)/N'_k with Σ_k (scale/c_k²) Δc_k = Σ_k scale/c_k − 1: linear in t
+        weights = {k: self.scale / (point[3] ** 2 * slopes[k]) for k, point in refined.items()}
+        excess = sum(self.scale / point[3] for point in refined.values()) - 1.0
+        t = (excess + sum(weights[k] * norms[k] for k in refined)) / sum(weights.values())
+        moved = {}
+        for k, (signed, bias, _, c) in refined.items():
+            label = self.labels[k]
+            new_c = c + (t - norms[k]) / slopes[k]
+            if not label.lo <= new_c <= label.hi:
+                return refined, False
+            signed = signed + (new_c - c) * label.q
+            moved[k] = (signed, bias + (new_c - c) * label.bq, np.clip(label.y * signed / new_c, 0.0, 1.0), new_c)
+        return moved, True
+
+    def certificate(self, cs, t, tol, refine=False):
+        """Primal point, multipliers and the formulation's own objectives and residuals at ``cs``
+        (``refine``: the labels' coefficients and C_k by :meth:`_refined`).
 
         A label at its terminal segment with ``r_k < t`` has μ_k = 0, ``w_k`` the segment's limit and
         ``α_k = (C/Q) y∘q``, whose ``u_k = 0`` holds only to round-off: the Gram-form norm
@@ -996,11 +1080,15 @@ class _Waterfill:
         n = 40), so at large C such problems may end above a tight tol with a ConvergenceWarning."""
         problem = self.problem
         n, q = self.Ys.shape
+        refined = self._refined(cs) if refine else {}
         coef, b, alpha, mu = np.zeros((n, q)), np.zeros(q), np.zeros((n, q)), np.zeros(q)
         for k in range(q):
             if k in self.labels:
                 c = cs.get(k, self.c0)
-                signed, b[k], fraction = self.labels[k].coefficients(c)
+                if k in refined:
+                    signed, b[k], fraction, c = refined[k]
+                else:
+                    signed, b[k], fraction = self.labels[k].coefficients(c)
                 alpha[:, k] = problem.box * fraction
                 if k in self.active:
                     coef[:, k] = signed / self.kappa
@@ -1103,15 +1191,21 @@ def solve_rank_binary_waterfill(problem: formulation.BinaryApproachProblem, *, t
                 best = (stop, primal_point, dual_point)
             if stop <= tol:
                 break
-            if S == 1.0:
-                failure = "S(t) = 1 but the certificate is above tol (round-off floor)"
-                break
             if S > 1:
                 t_lo = t
-            else:
+            elif S < 1:
                 t_hi = t
             breakpoints = [value for k in active for value in outer.labels[k].flats]
-            t = _next_t(t, S, slope, t_lo, t_hi, breakpoints)
+            t_next = t if S == 1.0 else _next_t(t, S, slope, t_lo, t_hi, breakpoints)
+            if t_next == t:   # the outer root to t's resolution: what is left is the labels' round-off
+                refined = outer.certificate(cs, t, tol, refine=True)
+                if refined[-1] < best[0]:
+                    best = (refined[-1], refined[0], refined[1])
+                if best[0] > tol:
+                    failure = (f"the outer root t = {t:.6e} is reached (S(t) − 1 = {S - 1:.1e}), but the "
+                               f"certificate stays above tol with the labels' free margins refined")
+                break
+            t = t_next
     except _InnerFailure as error:
         failure = str(error)
     stop, primal_point, dual_point = best if best is not None else (np.inf, None, None)
