@@ -21,6 +21,9 @@ moved, W = XᵀA, no n × n matrix).
 Coordinate descent is slow where coordinates are strongly correlated (nearly equal points, a
 small λ; with the linear kernel on text-like data, bibtex, ‖x‖² up to hundreds, the passes stall at
 a multiplier residual near 1e-3). When a certificate has not fallen tenfold since the previous one,
+the linear kernel with few weights (d·k small enough that the dense generalized Hessian is formed
+and factored within PRIMAL_STEP_MAX per step) first tries Newton's method on the weights
+(:func:`_primal_newton`); otherwise, or when that does not lower the stop value,
 an active-set Newton step is taken (:func:`_newton_on_active`: the pairs with μ > 0 as the active
 set, CG on ``(I/(2c) + T_A K T_Aᵀ/λ) μ_A = 1`` preconditioned by each point's block and, for SMSVM,
 each class pair's block, solved as far as the stop value reached calls for, kept when it raises the
@@ -35,10 +38,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.sparse import csr_matrix
 from scipy.sparse.linalg import LinearOperator, cg
 
 from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.piecewise_quadratic import minimize_with_decrease
 from mlsvm.solvers.rank_svm_decomposition import _Classes
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
@@ -49,6 +54,13 @@ INNER_SWEEPS = 5   # sweeps over one point's pairs per visit: local, O(k) each
 CHECK_EVERY = 50   # passes between certificates at the latest (a slow descent still meets the Newton step)
 FORCING = 0.3      # an active-set step asks a residual of FORCING × the stop value reached (never below tol's)
 PAIR_BLOCK = 32    # pairs per block of one class pair at most (larger groups are cut: bounded memory and work)
+#: the linear kernel's stall remedy tried first: Newton on the weights W (d × k) with its generalized
+#: Hessian formed and factored, while a step (forming it from the active pairs' rows, (d·k)³/3 for
+#: the Cholesky factor) costs at most PRIMAL_STEP_MAX multiply-adds; PRIMAL_NEWTON_STEPS steps at
+#: most, and a line search whose relative decrease is below PRIMAL_STALL (round-off) ends it
+PRIMAL_STEP_MAX = 5e7
+PRIMAL_NEWTON_STEPS = 200
+PRIMAL_STALL = 1e-15
 
 
 @compiled
@@ -262,8 +274,10 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
             converged = True
             break
         stalled, previous = stop_value > 0.1 * previous, stop_value
-        if stalled and _newton_on_active(ops, kernel, lam, mu, tol, stop_value, history["dual"][-1],
-                                         stop_at=lambda point: graded(point)[1]):
+        stop_at = lambda point: graded(point)[1]   # noqa: E731
+        if stalled and ((linear and _primal_newton(ops, kernel.X, lam, mu, tol, stop_value, stop_at))
+                        or _newton_on_active(ops, kernel, lam, mu, tol, stop_value, history["dual"][-1],
+                                             stop_at=stop_at)):
             newton_steps += 1
             scores, stop_value, _ = certificate()
             previous = stop_value   # the descent's progress is judged from where the step left it
@@ -484,6 +498,59 @@ def _newton_on_active(ops, kernel, lam, mu, tol, stop_value, dual, stop_at=None)
             (stop_at is None or stop_at(trial) >= stop_value):
         return False
     mu[...] = trial
+    return True
+
+
+def _primal_newton(ops, X, lam, mu, tol, stop_value, stop_at) -> bool:
+    """Newton's method on the weights from ``W = −Xᵀ Tᵀ(μ)/λ``: the primal
+    ``λ/2 ‖W‖² + c Σ_Ω max(0, 1 + T(XW))²`` with its generalized Hessian ``λI + 2c ZᵀZ`` formed (Z the
+    active pairs' rows ``T_A X`` on ``vec(W)``, :func:`_pair_factors`) and an exact line search on the
+    piecewise quadratic (:func:`~mlsvm.solvers.piecewise_quadratic.minimize_with_decrease`).
+    Each iterate's multipliers ``2c ξ(W)`` are graded by ``stop_at``; the lowest replaces μ when it is
+    below ``stop_value``. Where coordinate descent crawls (a small λ: standardised emotions, 300 points,
+    λ = 0.01, gap 0.76 after 1,000 passes) the weights' Newton certifies in tens of steps. Returns
+    whether μ was replaced; it stops early when a step would cost more than PRIMAL_STEP_MAX."""
+    k = ops.Y.shape[1]
+    c = ops.weight
+    factor_cost = (X.shape[1] * k) ** 3 / 3
+    if factor_cost > PRIMAL_STEP_MAX:
+        return False
+    row_entries = np.diff(X.indptr).astype(np.float64)
+    W = -np.asarray(X.T @ ops.adjoint(mu)) / lam
+    best, best_point = stop_value, None
+    for _ in range(PRIMAL_NEWTON_STEPS):
+        margins = 1.0 + ops.forward(np.asarray(X @ W))
+        xi = np.where(ops.mask, np.maximum(0.0, margins), 0.0)
+        point = 2 * c * xi
+        value = stop_at(point)
+        if value < best:
+            best, best_point = value, point
+        if value <= tol:
+            break
+        pairs = np.flatnonzero(xi.ravel() > 0)
+        if np.sum((2.0 * row_entries[pairs // k]) ** 2) + factor_cost > PRIMAL_STEP_MAX:
+            break
+        gradient = lam * W + np.asarray(X.T @ ops.adjoint(point))
+        G, R = _pair_factors(ops, X, pairs)
+        Z = (G @ R).tocsr()
+        hessian = 2 * c * (Z.T @ Z).toarray()
+        hessian[np.diag_indices_from(hessian)] += lam
+        try:
+            direction = -cho_solve(cho_factor(hessian), gradient.ravel()).reshape(W.shape)
+        except LinAlgError:
+            break
+        slopes = ops.forward(np.asarray(X @ direction))
+        t, decrease = minimize_with_decrease(lam * float(np.sum(direction * direction)),
+                                             lam * float(np.sum(W * direction)), margins[ops.mask][None],
+                                             slopes[ops.mask][None], c)
+        t, decrease = float(np.ravel(t)[0]), float(np.ravel(decrease)[0])
+        objective = 0.5 * lam * float(np.sum(W * W)) + c * float(np.sum(xi * xi))
+        if not (np.isfinite(t) and t > 0 and decrease > PRIMAL_STALL * objective):
+            break   # no decrease above round-off is left: the weights are at their floor
+        W = W + t * direction
+    if best_point is None:
+        return False
+    mu[...] = best_point
     return True
 
 
