@@ -200,14 +200,19 @@ def test_active_system_through_the_pair_factors_is_the_gram_one(model):
     np.testing.assert_allclose((G @ R).toarray(), explicit, atol=1e-15)
 
 
-def test_active_set_step_is_kept_only_when_it_raises_the_dual():
-    """The step replaces μ only when the dual objective rises: told that the current dual is already
-    higher than any, it leaves μ as it was; told the true one, it takes the step."""
+def _dual_point():
+    """A sparse linear SMSVM problem (40 points, 10 features, 3 classes) and a random μ ≥ 0 on its
+    pairs: ``(ops, kernel, mu)``."""
     rng = np.random.default_rng(6)
     X = sp.random(40, 10, density=0.3, random_state=7, format="csr")
     ops = form.MarginOperator("smsvm", np.eye(3)[rng.integers(3, size=40)])
-    kernel = _Kernel(X=X)
-    mu = np.where(ops.mask, rng.random((40, 3)), 0.0)
+    return ops, _Kernel(X=X), np.where(ops.mask, rng.random((40, 3)), 0.0)
+
+
+def test_active_set_step_is_kept_only_when_it_raises_the_dual():
+    """The step replaces μ only when the dual objective rises: told that the current dual is already
+    higher than any, it leaves μ as it was; told the true one, it takes the step."""
+    ops, kernel, mu = _dual_point()
     before = mu.copy()
     assert not _newton_on_active(ops, kernel, 0.5, mu, 1e-8, 1.0, np.inf)
     np.testing.assert_array_equal(mu, before)
@@ -222,11 +227,7 @@ def test_active_set_step_is_kept_only_when_it_raises_the_dual():
 def test_active_set_step_that_lowers_the_stop_value_is_kept():
     """Near the optimum the dual's rise is below its round-off: with ``stop_at`` the step is also
     kept when its stop value is lower than the one reached, and only then."""
-    rng = np.random.default_rng(6)
-    X = sp.random(40, 10, density=0.3, random_state=7, format="csr")
-    ops = form.MarginOperator("smsvm", np.eye(3)[rng.integers(3, size=40)])
-    kernel = _Kernel(X=X)
-    mu = np.where(ops.mask, rng.random((40, 3)), 0.0)
+    ops, kernel, mu = _dual_point()
     before = mu.copy()
     assert not _newton_on_active(ops, kernel, 0.5, mu, 1e-8, 1.0, np.inf, stop_at=lambda point: 1.0)
     np.testing.assert_array_equal(mu, before)
@@ -252,13 +253,10 @@ def test_weights_newton_certifies_where_the_descent_crawls():
 def test_weights_newton_is_not_tried_beyond_its_cost(monkeypatch):
     """A Newton step on the weights whose Hessian would cost more than PRIMAL_STEP_MAX is not taken,
     and μ is left as it was, even by a grader that would accept any point."""
-    rng = np.random.default_rng(6)
-    X = sp.random(40, 10, density=0.3, random_state=7, format="csr")
-    ops = form.MarginOperator("smsvm", np.eye(3)[rng.integers(3, size=40)])
-    mu = np.where(ops.mask, rng.random((40, 3)), 0.0)
+    ops, kernel, mu = _dual_point()
     before = mu.copy()
     monkeypatch.setattr(sparse_mm_full, "PRIMAL_STEP_MAX", (10 * 3) ** 3 / 3 - 1)
-    assert not _primal_newton(ops, X, 0.5, mu, 1e-8, 1.0, stop_at=lambda point: 0.0)
+    assert not _primal_newton(ops, kernel.X, 0.5, mu, 1e-8, 1.0, stop_at=lambda point: 0.0)
     np.testing.assert_array_equal(mu, before)
 
 
