@@ -909,7 +909,7 @@ class _Label:
     def refined(self, c, signed=None, bias=None):
         """(signed coefficients, bias, α/(C/Q)) at a finite c after one step of iterative refinement
         of the state's free equations (free margins at 1, ``Σ y∘β = 0``), from :meth:`coefficients`
-        or from ``signed``, ``bias``: their residual computed as the certificate computes margins, the
+        or from ``signed``, ``bias``: their residual from the margins at the point, the
         bordered system ``[[K_FF, 1], [1ᵀ, 0]]`` solved for the correction. The path's ``p + c q``
         at a large c carries the round-off of ``c q`` (docs/rank_binary.md, "The outer root: refined
         margins and norms"). None where the free coefficients are not unique (factor mode's
