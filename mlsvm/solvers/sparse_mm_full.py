@@ -246,6 +246,10 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
                          / (1.0 + max(np.max(np.abs(point), initial=0.0), np.max(implied, initial=0.0))))
         return scores, max(abs(gap), residual), gap, primal, dual
 
+    def stop_at(point):
+        """The stop value at ``point``, for the stall remedies' acceptance."""
+        return graded(point)[1]
+
     def certificate():
         """(scores, stop value, relative gap) at μ, recorded in the history."""
         scores, stop, gap, primal, dual = graded(mu)
@@ -274,7 +278,6 @@ def full_model(ops, lam, *, gram=None, X=None, tol=1e-10, max_iter=1000, random_
             converged = True
             break
         stalled, previous = stop_value > 0.1 * previous, stop_value
-        stop_at = lambda point: graded(point)[1]   # noqa: E731
         if stalled and ((linear and _primal_newton(ops, kernel.X, lam, mu, tol, stop_value, stop_at))
                         or _newton_on_active(ops, kernel, lam, mu, tol, stop_value, history["dual"][-1],
                                              stop_at=stop_at)):
