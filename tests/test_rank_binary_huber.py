@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
@@ -53,6 +53,8 @@ def _solve(problem, huber, monkeypatch):
 @given(n=st.integers(24, 60), d=st.integers(1, 5), q=st.integers(1, 3), C=st.sampled_from([0.1, 1.0, 10.0, 100.0]),
        seed=st.integers(0, 1000), copies=st.integers(0, 4), route=st.sampled_from(["features", "gram"]),
        structure=st.sampled_from(["none", "nobody", "rows", "categorical"]))
+@example(n=40, d=3, q=1, C=0.1, seed=106, copies=3, route="features", structure="categorical")
+@example(n=24, d=3, q=3, C=0.1, seed=40, copies=0, route="features", structure="categorical")
 def test_huber_start_and_old_route_agree_with_cvxpy(n, d, q, C, seed, copies, route, structure):
     """Factor mode (n ≥ 4d: the feature route, or a Gram matrix with its pivoted-Cholesky factor):
     water-filling with the Huber start and without it (LIBSVM + path-following) either certify and
