@@ -22,13 +22,17 @@ def _phi(a, b, u, e, weight):
 
 
 def _root_round_off(a, b, u, e, weight, root):
-    """How far round-off alone can move a computed root of φ': the error of φ'(root) = a·t + b +
-    2w Σ e_i (u_i + t e_i)₊, γ times the sum of its terms' magnitudes (γ = u(λ√(m + 2) + 2), λ = 5,
-    Higham & Mary's probabilistic bound, as the water-filling margins), over the least slope of φ' at
-    the root, for each of the two computations."""
-    active = u + root * e > 0
-    terms = abs(a * root) + abs(b) + 2 * weight * np.sum(np.abs(e[active]) * (np.abs(u[active]) + abs(root * e[active])))
-    slope = a + 2 * weight * np.sum(e[active] ** 2)
+    """How far round-off alone can move a computed root of φ' = a·t + b + 2w Σ e_i (u_i + t e_i)₊:
+    γ times the magnitudes of the terms a computation sums, over the least slope of φ' at the root,
+    for each of the two computations (γ = u(λ√(m + 2) + 2), λ = 5, Higham & Mary's probabilistic
+    bound, as the water-filling margins). The terms are those active anywhere between 0 and the root:
+    the compiled sweep adds and removes them from running sums on its way (explore draw
+    --hypothesis-seed=2521: terms of 1.2e107 active at 0 and none at the root, where b = 5e99 and
+    a = 1e-3, left the compiled root 3.1e-9 relative from −b/a)."""
+    low, high = min(0.0, root), max(0.0, root)
+    visited = (u + low * e > 0) | (u + high * e > 0)
+    terms = abs(a * root) + abs(b) + 2 * weight * np.sum(np.abs(e[visited]) * (np.abs(u[visited]) + max(-low, high) * np.abs(e[visited])))
+    slope = a + 2 * weight * np.sum(e[u + root * e > 0] ** 2)
     gamma = np.finfo(float).eps / 2 * (5.0 * np.sqrt(u.size + 2) + 2.0)
     return 2 * gamma * terms / slope
 
@@ -37,7 +41,8 @@ def _check(a, b, u, e, weight, t, decrease):
     """t is the sorted-breakpoint root and decrease is φ(0) − φ(t), evaluated from scratch. The
     roots agree to 1e-9 relative, or within their round-off where cancellation leaves the root far
     below the terms that determine it (explore draw --hypothesis-seed=2517: b = 1e100 cancelled by
-    the terms active at 0 to a root of ±1.1e83, its two computations on either side of 0)."""
+    the terms active at 0 to a root of ±1.1e83, its two computations on either side of 0; and
+    :func:`_root_round_off`'s draw)."""
     root = sorted_root(a, b, u, e, weight)
     assert abs(t - root) <= 1e-9 * max(1.0, abs(root)) + _root_round_off(a, b, u, e, weight, root), (t, root)
     phi = _phi(a, b, u, e, weight)
@@ -69,6 +74,23 @@ def test_compiled_minimiser_matches_sorted_breakpoints(count, m, data, weight, m
     for row in range(count):
         _check(a[row], b[row], u[row], e[row], weight, t[row], decrease[row])
     np.testing.assert_array_equal(minimize_piecewise_quadratic(a, b, u, e, weight), t)
+
+
+_FAR = np.full(20, -3e100)
+_FAR[[1, 10, 14, 15]] = [1e100, 5e99, 1e100, 5e99]
+_FAR_SLOPES = np.full(20, -3.0)
+_FAR_SLOPES[[1, 10, 14, 15]] = [0.5, -2.0, -2.0, 3.0]
+
+
+@pytest.mark.parametrize("a, b, u, e, weight", [
+    (1e-3, 1e100, _FAR, _FAR_SLOPES, 0.5),                                      # --hypothesis-seed=2517
+    (1e-3, 5e99, np.array([4e100, 4e100]), np.array([0.5, 1.0]), 1e6),         # --hypothesis-seed=2521
+])
+def test_compiled_minimiser_at_cancelling_sums(a, b, u, e, weight):
+    """The explore draws where the roots differ by round-off only: the terms cancel to a root near 0,
+    or the sweep's running sums lose the terms it removes on its way (1.2e107 against b = 5e99)."""
+    t, decrease = minimize_with_decrease(np.array([a]), np.array([b]), u[None], e[None], weight)
+    _check(a, b, u, e, weight, t[0], decrease[0])
 
 
 @settings(max_examples=100, deadline=None)
