@@ -360,6 +360,18 @@ class _Label:
         spread = MARGIN_START_TOL * max(1.0, np.abs(margin).max())
         self._margin_status = np.where(margin > 1 + spread, 0, np.where(margin < 1 - spread, 2, 1)).astype(np.int8)
 
+    def _bordered(self, free):
+        """The free equations' matrix ``[[K_FF, 1], [1ᵀ, 0]]`` (``K_FF = L_F L_Fᵀ`` in factor mode)."""
+        m = free.size
+        system = np.zeros((m + 1, m + 1))
+        if self.factor is not None:
+            rows = self.factor[free]
+            system[:m, :m] = rows @ rows.T
+        else:
+            system[:m, :m] = self.gram[np.ix_(free, free)]
+        system[:m, m] = system[m, :m] = 1.0
+        return system
+
     def _kkt(self, status, c):
         """Affine KKT solution for the active set: ``(p, q, bp, bq, rep)`` with free equations
         ``K_FF c_F + b = y_F − K_FU c_U``, ``Σ_F c_F = −Σ_U c_U`` and ``c_U = c y_U`` (``rep`` is None
@@ -372,9 +384,7 @@ class _Label:
         p = np.zeros(self.n)
         Kq = self.gram @ q
         m = free.size
-        system = np.zeros((m + 1, m + 1))
-        system[:m, :m] = self.gram[np.ix_(free, free)]
-        system[:m, m] = system[m, :m] = 1.0
+        system = self._bordered(free)
         rhs = np.zeros((m + 1, 2))
         rhs[:m, 0] = self.y[free]
         rhs[:m, 1] = -Kq[free]
@@ -467,10 +477,7 @@ class _Label:
         if pivots.min() < RANK_TOL ** 2 * max(pivots.max(), 1.0) * 1e4:
             return None
         LF = M[:, :r]
-        system = np.empty((m + 1, m + 1))
-        system[:m, :m] = LF @ LF.T
-        system[:m, m] = system[m, :m] = 1.0
-        system[m, m] = 0.0
+        system = self._bordered(free)
         rhs = np.zeros((m + 1, 2))
         rhs[:m, 0] = self.y[free]
         rhs[:m, 1] = -(LF @ g)
@@ -920,10 +927,7 @@ class _Label:
             signed, bias, _ = self.coefficients(c)
         free = np.flatnonzero(self.status == 1)
         m = free.size
-        rows = self.factor[free] if self.factor is not None else None
-        system = np.zeros((m + 1, m + 1))
-        system[:m, :m] = rows @ rows.T if rows is not None else self.gram[np.ix_(free, free)]
-        system[:m, m] = system[m, :m] = 1.0
+        system = self._bordered(free)
         residual = np.empty(m + 1)
         residual[:m] = self.y[free] - (self._times(signed)[free] + bias)
         residual[m] = -signed.sum()
