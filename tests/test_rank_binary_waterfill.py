@@ -16,7 +16,7 @@ from mlsvm.formulations import rank_binary as rb
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers import rank_binary_waterfill as waterfill
 from mlsvm.solvers.result import relative_gap
-from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve_first_optimal
+from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve_checked, solve_first_optimal
 from mlsvm.formulations.evaluation import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
 
@@ -58,11 +58,11 @@ def _certificate(problem, result):
 
 def _ground_truth(problem):
     """The optimum from two CVXPY backends that agree (SPEC §3): the primal (ECOS first) against the
-    dual (Clarabel first). When no backend answers one of them "optimal", or the two first answers
-    disagree, every backend's answer to both is gathered and two of different backends that agree are
-    taken, a primal and a dual where there are such. Explore draws met both: all three backends
-    ending the primal "optimal_inaccurate" (n = 40, q = 1, C = 0.1, categorical codes, three copies
-    of a point), and SCS answering the dual first, 6.2e-6 from every other backend's value."""
+    dual (Clarabel first); when no backend answers one of them "optimal", or the two disagree, the
+    first pair of backends that agree on the primal or on the dual (:func:`solve_checked`). Explore
+    draws met both: every backend ending the primal "optimal_inaccurate" (n = 40, q = 1, C = 0.1,
+    categorical codes, three copies of a point), and SCS answering the dual first, 6.2e-6 from every
+    other backend's value."""
     try:
         _, primal, _ = solve_first_optimal(lambda: rb.cvxpy_primal(problem), ("ECOS", "CLARABEL", "SCS"))
         _, dual, _ = solve_first_optimal(lambda: rb.cvxpy_dual(problem), ("CLARABEL", "SCS", "ECOS"))
@@ -70,18 +70,16 @@ def _ground_truth(problem):
             return primal
     except GroundTruthError:
         pass
-    answers = []
-    for form, build, sign in (("primal", rb.cvxpy_primal, 1.0), ("dual", rb.cvxpy_dual, -1.0)):
-        for backend in ("ECOS", "CLARABEL", "SCS"):
+    failures = []
+    for build, sign in ((rb.cvxpy_primal, 1.0), (rb.cvxpy_dual, -1.0)):
+        for pair in combinations(("ECOS", "CLARABEL", "SCS"), 2):
             try:
-                answers.append((form, backend, sign * solve_first_optimal(lambda: build(problem), (backend,))[1]))
-            except GroundTruthError:
+                agreement = solve_checked(lambda: build(problem)[0], pair, rtol=BACKEND_AGREEMENT)
+            except GroundTruthError as error:
+                failures.append(str(error))
                 continue
-    agreeing = [(a, b) for a, b in combinations(answers, 2)
-                if a[1] != b[1] and relative_difference(a[2], b[2]) <= BACKEND_AGREEMENT]
-    assert agreeing, f"no two CVXPY backends agree on the optimum: {answers}"
-    agreeing.sort(key=lambda pair: pair[0][0] == pair[1][0])        # a primal against a dual first
-    return agreeing[0][0][2]
+            return sign * agreement.values[pair[0]]
+    raise GroundTruthError("no two CVXPY backends agree on the optimum: " + " | ".join(failures))
 
 
 def _honest(problem, result, tol):
