@@ -522,8 +522,8 @@ def _primal_newton(ops, X, lam, mu, tol, stop_value, stop_at) -> bool:
     W = -np.asarray(X.T @ ops.adjoint(mu)) / lam
     best, best_point = stop_value, None
     for _ in range(PRIMAL_NEWTON_STEPS):
-        margins = 1.0 + ops.forward(np.asarray(X @ W))
-        xi = np.where(ops.mask, np.maximum(0.0, margins), 0.0)
+        scores = np.asarray(X @ W)
+        xi = ops.slack(scores)
         point = 2 * c * xi
         value = stop_at(point)
         if value < best:
@@ -538,13 +538,17 @@ def _primal_newton(ops, X, lam, mu, tol, stop_value, stop_at) -> bool:
         Z = (G @ R).tocsr()
         hessian = 2 * c * (Z.T @ Z).toarray()
         hessian[np.diag_indices_from(hessian)] += lam
+        if not (np.all(np.isfinite(hessian)) and np.all(np.isfinite(gradient))):
+            break   # beyond float64 (features near the overflow limit): the descent's remedy goes on
         try:
-            direction = -cho_solve(cho_factor(hessian), gradient.ravel()).reshape(W.shape)
+            direction = -cho_solve(cho_factor(hessian, check_finite=False), gradient.ravel(),
+                                   check_finite=False).reshape(W.shape)
         except LinAlgError:
             break
         slopes = ops.forward(np.asarray(X @ direction))
         t, decrease = minimize_with_decrease(lam * float(np.sum(direction * direction)),
-                                             lam * float(np.sum(W * direction)), margins[ops.mask][None],
+                                             lam * float(np.sum(W * direction)),
+                                             1.0 + ops.forward(scores)[ops.mask][None],
                                              slopes[ops.mask][None], c)
         t, decrease = float(np.ravel(t)[0]), float(np.ravel(decrease)[0])
         objective = 0.5 * lam * float(np.sum(W * W)) + c * float(np.sum(xi * xi))
