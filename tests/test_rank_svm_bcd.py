@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
@@ -29,8 +29,24 @@ from test_rank_svm import rank_problems
 EXACT = tolerance("rank_svm", "bcd")
 
 
+def _one_feature_case():
+    """An explore draw (seed 2523): 11 points in one feature, 4 labels, C = 0.1. ρ reaches its cap
+    and the inner passes crawl (coordinate descent on ``(x − m)(x − m)ᵀ + ρ11ᵀ``); its iterate
+    certified 10 passes after the 9th multiplier update, but only the end of the inner solve was
+    graded, and the budget ran out 1,840 passes into it."""
+    X = np.array([[0.9147427], [-0.24058691], [0.10733354], [0.17354696], [-0.70004724], [-0.86406113],
+                  [0.51854876], [-0.92659724], [1.02756773], [-1.04120056], [1.20087869]])
+    relevant = {0: [2, 3], 2: [3], 3: [2, 3], 4: [1, 2, 3], 5: [2, 3], 6: [1], 8: [1, 2, 3], 9: [1, 2, 3],
+                10: [3]}
+    Y = np.zeros((11, 4), dtype=int)
+    for i, labels in relevant.items():
+        Y[i, labels] = 1
+    return rs.make_problem(X @ X.T, Y, 0.1), X
+
+
 @settings(max_examples=5, deadline=None)
 @given(drawn=rank_problems())
+@example(drawn=_one_feature_case())
 def test_bcd_reaches_the_cvxpy_optimum_of_two_backends(drawn):
     problem, X = drawn
     agreement = solve_checked(lambda: rs.cvxpy_dual(problem)[0])   # raises when the backends disagree

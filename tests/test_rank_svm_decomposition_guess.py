@@ -8,7 +8,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
@@ -78,10 +78,34 @@ def separable_problems(draw):
     return diagonal, gradient, equality, old, upper
 
 
+def _flat_case(tail, gradient_tail, diagonal_tail=()):
+    """An explore draw (seed 2522): nine pairs from label 1 to the dropped label, then ``tail``'s
+    columns, which close a cycle of three labels; ψ is flat along the cycle's potentials (the nine
+    pairs pushed to 0). The ridge-scaled part of the Newton step there had sent μ to ~1e8, where
+    the cycle's moves fell below its round-off."""
+    tail = np.array(tail, dtype=float)
+    equality = np.hstack([np.vstack([-np.ones(9), np.zeros((2, 9))]), tail])
+    size = equality.shape[1]
+    diagonal = np.r_[np.ones(size - len(diagonal_tail)), diagonal_tail]
+    return diagonal, np.r_[np.zeros(size - len(gradient_tail)), gradient_tail], equality, np.zeros(size), np.full(size, 0.5)
+
+
 @given(separable_problems())
+@example(drawn=_flat_case([[1, 0, -1], [-1, 1, 0], [0, -1, 1]], [-1.0, 0.0, -1.0, 0.0]))
+@example(drawn=_flat_case([[0, -1, -1, 1], [1, 0, 0, -1], [-1, 1, 0, 0]], [-1.0, -1.0], [2.0]))
+@example(drawn=(np.array([1.0, 1.0, 0.5, 1.0, 1.0, 1.0]), np.array([0.0, 0.0, 0.0, 0.0, 0.0, -3.0]),
+                np.array([[-1.0, -1.0, 1.0, -1.0, -1.0, -1.0], [0.0, 0.0, -1.0, 0.0, 0.0, 0.0]]),
+                np.zeros(6), np.full(6, 0.5)))
+@example(drawn=(np.r_[np.ones(9), 2.0, 2.0, 0.25], np.r_[0.0, 0.0, -1.0, np.zeros(9)],
+                np.array([[1, 1, -1, 0, 0, 1, 1, 1, 1, 1, 1, 0], [-1, 0, 1, 0, 0, -1, -1, -1, -1, -1, -1, 1],
+                          [0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1], [0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                          [0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0]], dtype=float), np.zeros(12), np.full(12, 0.5)))
 @settings(max_examples=30)
 def test_separable_guess_solves_the_separable_problem(drawn):
-    """With enough Newton steps the guess is the separable QP's optimum (CVXPY, Clarabel)."""
+    """With enough Newton steps the guess is the separable QP's optimum (CVXPY, Clarabel). The
+    examples are draws of the explore profile and of a 3000-draw run: two duals flat along a cycle of
+    labels (:func:`_flat_case`); one whose only feasible point is 0; and one where the line search,
+    taking a round-off φ' of 1e-18 for a rise, walked a flat piece to its far end."""
     diagonal, gradient, equality, old, upper = drawn
     y, mu = _separable_guess(diagonal, gradient, equality, old, upper, np.zeros(equality.shape[0]))
     assert np.all(y >= 0.0) and np.all(y <= upper)

@@ -43,7 +43,10 @@ duality gap at ``b = ν`` and the equality violation ``‖s‖∞ / max(1, ‖u�
 the point with its equality violation removed (:func:`mlsvm.formulations.rank_svm.restore_equalities`)
 is graded by :func:`mlsvm.formulations.rank_svm.evaluate` — biases ν, and only if ν fails the
 primal-optimal biases of :func:`mlsvm.solvers.rank_svm_decomposition.certified_biases` — and the run stops when
-that relative gap and every scaled KKT residual are ``≤ tol``. Reaching ``max_iter`` passes warns
+that relative gap and every scaled KKT residual are ``≤ tol``. A full check whose gap and violation
+(at ``ν + ρs``) are ``≤ tol`` grades its iterate the same way (biases ``ν + ρs`` only) before the
+inner solve ends: on degenerate problems the inner passes converge slowly near a point that
+already certifies. Reaching ``max_iter`` passes warns
 with the value reached. Memory ``O(T + nnz(X) + dQ + nQ)``: no n × n matrix.
 """
 
@@ -359,6 +362,7 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
     beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
     shift = nu + rho * s - projected   # z's per-label part, kept by the passes; the s·(x_iᵀm − ‖m‖²) part in the pass
     stop_value, converged, stalled = np.inf, False, False
+    tried = np.inf          # the lowest stop value a full check has certified (without success)
     n_pass, point, n_outer = 0, None, 0
     schedule = MultiplierSchedule(STALL_WINDOW, RHO_CAP * mean_square)
     while n_pass < max_iter:
@@ -376,6 +380,18 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         shift = nu + rho * s - projected   # z's per-label part, kept by the passes; the s·(x_iᵀm − ‖m‖²) part in the pass
         inner = float(_largest_violation(alpha, upper, gradient))
         if inner > inner_tol:
+            # the iterate can certify before its inner problem is solved: on a degenerate problem
+            # the passes converge slowly towards the inner optimum near points that are optimal.
+            # Graded with the biases ν + ρs only (the LP of certified_biases waits for the update)
+            gap, violation, trial = _gap_and_violation(alpha, upper, quadratic, gradient, s, scale)
+            if trial <= tol and trial < 0.5 * tried:
+                tried = trial
+                value, candidate = _certify(problem, alpha, nu + rho * s, centre, tol, biases_lp=False)
+                if value <= tol:
+                    stop_value, point, converged = value, candidate, True
+                    for key, value in zip(history, (n_pass, stop_value, gap, violation)):
+                        history[key].append(value)
+                    break
             # shrink: instances all of whose pairs are at a bound, pushed outward by a margin
             settled = np.zeros(blocks.instances.size, dtype=bool)
             _settled(alpha, upper, gradient, blocks.start, blocks.instances, SHRINK_MARGIN * inner, settled)
@@ -432,13 +448,14 @@ def _returned_point(problem, alpha, nu, centre):
     return {"beta": beta, "b": b - b.mean()}, {"alpha": alpha}
 
 
-def _certify(problem, alpha, nu, centre, tol):
-    """Grade the point as the fit report will: biases ν (uncentred); if they fail ``tol``, also the
-    primal-optimal biases for this w (an LP), and return the better of the two."""
+def _certify(problem, alpha, nu, centre, tol, biases_lp=True):
+    """Grade the point as the fit report will: biases ν (uncentred); if they fail ``tol`` (and
+    ``biases_lp``), also the primal-optimal biases for this w (an LP), and return the better of
+    the two."""
     point = _returned_point(problem, alpha, nu, centre)
     certificate = evaluate(problem, *point)
     value = max(abs(certificate.relative_gap), certificate.max_kkt)
-    if value <= tol:
+    if value <= tol or not biases_lp:
         return value, point
     # the plain dual gradient (without the multiplier terms) at the restored α
     restored = point[1]["alpha"]

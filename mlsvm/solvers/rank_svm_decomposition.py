@@ -251,7 +251,9 @@ def _line_root(start, rate, direction, upper, slope):
     """The maximiser ``t > 0`` of the concave ``φ(t) = ψ(μ + t·s)`` of :func:`_separable_guess`:
     the root of ``φ'(t) = aᵀclip(p − q t, 0, u) − sᵀe``, piecewise linear and non-increasing
     (``q = a/h``, ``a = Eᵀs``, ``φ'(0) = slope > 0``), found exactly by walking its breakpoints (each
-    pair is unclipped on one interval of t, where it adds ``−a_t q_t ≤ 0`` to φ'')."""
+    pair is unclipped on one interval of t, where it adds ``−a_t q_t ≤ 0`` to φ''). The nearest
+    root: on a piece where φ' is 0 within its round-off, its start, since beyond it μ would only
+    travel along ψ's flat directions."""
     return kernels.line_root(*_contiguous(start, rate, direction, upper), float(slope))
 
 
@@ -259,8 +261,11 @@ def _separable_guess(diagonal, gradient, equality, old, upper, mu):
     """The sub-problem with its Hessian replaced by the diagonal, ``min Σ_t ½h_t d_t² + g_t d_t``
     s.t. ``Ed = 0``, ``0 ≤ old + d ≤ u``: ``y(μ) = clip(old − (g + Eᵀμ)/h, 0, u)`` with ``μ`` the
     root of ``E y(μ) = E old``, by Newton steps on the concave dual ``ψ(μ)`` (Jacobian
-    ``E_F diag(1/h_F) E_Fᵀ`` over the unclipped pairs F, a tiny ridge where they leave a label
-    unreached) with an exact line search (:func:`_line_root`), from the multipliers ``mu`` given
+    ``E_F diag(1/h_F) E_Fᵀ`` over the unclipped pairs F, those at a kink included, a tiny ridge
+    where they leave a label unreached) with an exact line search (:func:`_line_root`); where that
+    ridge would set the step, the residual's part along the Jacobian's near-null eigenvectors (ψ
+    is linear there: steepest ascent) or, without one, the Newton step on the other eigenvectors;
+    from the multipliers ``mu`` given
     (the previous sub-problem's). Used only as the active set's starting guess (which pairs sit on
     which bound; the active set then computes the answer exactly): at most
     :data:`SEPARABLE_ITER` steps. Returns ``(y, μ)``."""

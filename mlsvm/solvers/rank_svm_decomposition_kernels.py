@@ -400,7 +400,7 @@ def line_root(start, rate, direction, upper, slope):
     """The root ``t > 0`` of ``φ'(t) = aᵀclip(p − q t, 0, u) − sᵀe`` (``p = start``, ``q = rate``,
     ``a = direction``, ``φ'(0) = slope > 0``; see the decomposition's ``_line_root``), walking the
     breakpoints in increasing order: pair t is unclipped on one interval of t, where it adds
-    ``−a_t q_t`` to φ''.
+    ``−a_t q_t`` to φ''. The nearest root: φ' within 1e-13 Σ|a|u (its round-off) of 0 counts as 0.
 
     Parameters
     ----------
@@ -439,13 +439,20 @@ def line_root(start, rate, direction, upper, slope):
             events += 1
     if events == 0:
         return slope / -second if second < 0.0 else 1.0
+    noise = 0.0                                 # φ''s round-off: its terms' size times 1e-13
+    for t in range(m):
+        noise += abs(direction[t]) * upper[t]
+    noise *= 1e-13
     order = np.argsort(times[:events], kind="mergesort")
     begin, value = 0.0, slope                   # φ' at the last event passed
     for e in range(events):
         event = times[order[e]]
         next_value = value + second * (event - begin)
-        if next_value <= 0.0:                   # the root lies before this event, or φ' jumps over 0 at it
-            return begin + value / -second if second < 0.0 else event
+        if next_value <= noise:
+            # the root lies before this event, or φ' jumps over 0 at it, or φ' is 0 within its
+            # round-off from here on a flat piece: the nearest maximiser, not one along ψ's flat
+            # directions, where μ could travel far enough for the pairs' moves to drown in its round-off
+            return min(begin + value / -second, event) if second < 0.0 else event
         begin, value = event, next_value
         second += changes[order[e]]
     return begin + (value / -second if second < 0.0 else 0.0)
@@ -455,8 +462,11 @@ def line_root(start, rate, direction, upper, slope):
 def separable_guess(diagonal, gradient, equality, old, upper, mu, iterations):
     """The decomposition's ``_separable_guess``: ``y(μ) = clip(old − (g + Eᵀμ)/h, 0, u)`` with μ the
     root of ``E y(μ) = E old`` by at most ``iterations`` Newton steps on the concave dual (Jacobian
-    ``E_F diag(1/h_F) E_Fᵀ`` over the unclipped values F plus a ridge of 1e-9 of max(1, its largest
-    diagonal entry)) with the exact line search :func:`line_root`, from ``mu``; stops when the
+    ``E_F diag(1/h_F) E_Fᵀ`` over the values F whose unclipped value lies in [0, u] within the
+    tolerance below, those at a kink included, plus a ridge of 1e-9 of max(1, its largest diagonal
+    entry)) with the exact line search :func:`line_root`, from ``mu``; where the ridge sets the step
+    (the residual has a part along the Jacobian's near-null eigenvectors, where the dual is linear)
+    the step is that part alone, else the Newton step on the other eigenvectors. Stops when the
     equalities hold within 1e-12 max(1, max u) or the Jacobian is singular. Returns ``(y, μ)``.
 
     Parameters
@@ -520,7 +530,7 @@ def separable_guess(diagonal, gradient, equality, old, upper, mu, iterations):
             break
         jacobian[:, :] = 0.0
         for t in range(m):
-            if y[t] > 0.0 and y[t] < upper[t]:
+            if start[t] >= -tolerance and start[t] <= upper[t] + tolerance:
                 for r in range(rows):
                     if equality[r, t] != 0.0:
                         for q in range(rows):
@@ -533,6 +543,33 @@ def separable_guess(diagonal, gradient, equality, old, upper, mu, iterations):
         step, nonsingular = small_solve(jacobian, residual)
         if not nonsingular:                     # singular despite the ridge: keep the guess so far
             break
+        largest_step = 0.0
+        for r in range(rows):
+            largest_step = max(largest_step, abs(step[r]))
+        if 1e-9 * ridge * largest_step > 1e-6 * largest:
+            # the ridge, not the pairs, set the step: the residual has a part along eigenvectors of
+            # the Jacobian with eigenvalues below 1e-6 of its largest, where ψ is (nearly) linear.
+            # Scaled by 1/ridge that part would carry μ far along ψ's flat directions, where the
+            # pairs' O(1) moves fall below μ's round-off. The step is that part alone (steepest
+            # ascent where ψ is linear; the line search stops it where ψ stops rising), or, when
+            # the residual has none, the Newton step on the other eigenvectors
+            for r in range(rows):
+                jacobian[r, r] -= 1e-9 * ridge
+            values, vectors = np.linalg.eigh(jacobian)
+            flat, newton = np.zeros(rows), np.zeros(rows)
+            for i in range(rows):
+                coefficient = 0.0
+                for r in range(rows):
+                    coefficient += vectors[r, i] * residual[r]
+                for r in range(rows):
+                    if values[i] <= 1e-6 * ridge:
+                        flat[r] += coefficient * vectors[r, i]
+                    else:
+                        newton[r] += coefficient / values[i] * vectors[r, i]
+            linear = 0.0
+            for r in range(rows):
+                linear = max(linear, abs(flat[r]))
+            step[:] = flat if linear > tolerance else newton
         slope = 0.0
         for r in range(rows):
             slope += step[r] * residual[r]
