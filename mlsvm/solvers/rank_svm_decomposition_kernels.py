@@ -284,9 +284,11 @@ def active_set_round(hessian, gradient, equality, old, upper, change, nu, free, 
     the answer fails a check (the equalities beyond 1e-12 max(1, max u): the fixed values leave a
     flow the free ones cannot balance; a free value's reduced gradient ``g + Hd + Eᵀν`` beyond
     1e-10 max(1, max|g|): singular and inconsistent, unbounded on the free set); 1 when nothing
-    changes (``old + d`` is a KKT point of the sub-problem); else 2, after fixing in place the free
-    values that left the box on the bound they crossed and freeing the fixed ones whose multiplier
-    has the wrong sign (beyond 1e-12 max(1, max|g|)). H is symmetric.
+    changes (``old + d`` is a KKT point of the sub-problem, to be clipped to the box); else 2, after
+    fixing in place the free values that left the box on the bound they crossed (beyond 1e-15
+    max(1, max u): a value 4e-27 below 0 had made the rounds cycle on a sub-problem whose only
+    feasible point is its start) and freeing the fixed ones whose multiplier has the wrong sign
+    (beyond 1e-12 max(1, max|g|)). H is symmetric.
 
     Parameters
     ----------
@@ -340,9 +342,9 @@ def active_set_round(hessian, gradient, equality, old, upper, change, nu, free, 
     for t in range(m):
         if free[t]:
             value = old[t] + change[t]
-            if value < 0.0:                     # crossed its lower bound: fixed there
+            if value < -1e-15 * top:            # crossed its lower bound (beyond round-off): fixed there
                 free[t], bound_values[t], settled = False, 0.0, 2
-            elif value > upper[t]:
+            elif value > upper[t] + 1e-15 * top:
                 free[t], bound_values[t], settled = False, upper[t], 2
         elif ((bound_values[t] == 0.0 and multiplier[t] < -1e-12 * scale)
               or (bound_values[t] > 0.0 and multiplier[t] > 1e-12 * scale)):
