@@ -31,6 +31,9 @@ def _certificate(problem):
 # null direction: the Newton step (least squares) never left them, 10,530 and 15,720 passes
 @example(seed=157, q=3, C=10.0, structure="all and none", sparse=False, empty_column=False)
 @example(seed=245, q=3, C=10.0, structure="plain", sparse=False, empty_column=False)
+# and one whose face was nearly singular (eigenvalues 2.7e-8 … 11): every projection of the long Newton
+# step lowered the dual, and the gap stayed at 2-4e-5 for 5,000 passes
+@example(seed=82, q=2, C=1.0, structure="plain", sparse=False, empty_column=False)
 def test_reaches_the_cvxpy_optimum(seed, q, C, structure, sparse, empty_column):
     X, Y = _awkward(make_multilabel(20, 4, q, random_state=seed), structure)
     if empty_column:

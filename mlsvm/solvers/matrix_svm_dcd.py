@@ -93,24 +93,36 @@ def _face_direction(system, rhs):
     return vectors[:, kept] @ ((vectors[:, kept].T @ rhs) / values[kept]), False
 
 
+def _to_first_bound(a, free, direction, C):
+    """``(a_F + t d, t)`` with t the step at which the first free coordinate reaches its bound, which
+    that coordinate then takes exactly."""
+    room = np.where(direction > 0.0, C - a[free], a[free])
+    ratios = np.full(free.size, np.inf)
+    moving = direction != 0.0
+    ratios[moving] = room[moving] / np.abs(direction[moving])
+    blocking = int(np.argmin(ratios))
+    trial = a.copy()
+    trial[free] = np.clip(a[free] + ratios[blocking] * direction, 0.0, C)
+    trial[free[blocking]] = C if direction[blocking] > 0.0 else 0.0
+    return trial, ratios[blocking]
+
+
 def _face_trials(a, free, direction, ray, C):
-    """The points a face step tries, in order: along a ray, the one step to the first bound, which
-    that coordinate then takes exactly (the dual rises linearly, so no shorter step is better);
-    otherwise ``Π_[0,C](a_F + t d)`` for ``t = 1, ½, … 1/32``."""
+    """The points a face step tries, in order: along a ray, the one step to the first bound (the
+    dual rises linearly, so no shorter step is better); otherwise ``Π_[0,C](a_F + t d)`` for
+    ``t = 1, ½, … 1/32``, then, when the Newton step leaves the box, the step along d to the first
+    bound: the dual is a concave quadratic along d with its maximum at t = 1, so it rises up to
+    that bound. (A nearly singular face gives a long d whose projections all clip it into a lower
+    dual; coordinate descent crawls along that direction at a rate 1 − O(λ_min/λ_max).)"""
     if ray:
-        room = np.where(direction > 0.0, C - a[free], a[free])
-        ratios = np.full(free.size, np.inf)
-        moving = direction != 0.0
-        ratios[moving] = room[moving] / np.abs(direction[moving])
-        blocking = int(np.argmin(ratios))
-        trial = a.copy()
-        trial[free] = np.clip(a[free] + ratios[blocking] * direction, 0.0, C)
-        trial[free[blocking]] = C if direction[blocking] > 0.0 else 0.0
-        yield trial
+        yield _to_first_bound(a, free, direction, C)[0]
         return
     for halvings in range(6):
         trial = a.copy()
         trial[free] = np.clip(a[free] + 0.5 ** halvings * direction, 0.0, C)
+        yield trial
+    trial, length = _to_first_bound(a, free, direction, C)
+    if length < 1.0:
         yield trial
 
 
