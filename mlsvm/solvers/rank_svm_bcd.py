@@ -362,7 +362,7 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
     beta, W, s, projected, quadratic, gradient = _check(problem, X, centre, alpha, nu, rho)
     shift = nu + rho * s - projected   # z's per-label part, kept by the passes; the s·(x_iᵀm − ‖m‖²) part in the pass
     stop_value, converged, stalled = np.inf, False, False
-    tried = np.inf          # the lowest stop value a full check has certified (without success)
+    tried = np.inf          # the lowest stop value at which a full check tried to certify its iterate
     n_pass, point, n_outer = 0, None, 0
     schedule = MultiplierSchedule(STALL_WINDOW, RHO_CAP * mean_square)
     while n_pass < max_iter:

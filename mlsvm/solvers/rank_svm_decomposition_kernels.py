@@ -550,7 +550,8 @@ def separable_guess(diagonal, gradient, equality, old, upper, mu, iterations):
             largest_step = max(largest_step, abs(step[r]))
         if 1e-9 * ridge * largest_step > 1e-6 * largest:
             # the ridge, not the pairs, set the step: the residual has a part along eigenvectors of
-            # the Jacobian with eigenvalues below 1e-6 of its largest, where ψ is (nearly) linear.
+            # the Jacobian with eigenvalues below 1e-6 max(1, its largest diagonal entry), where ψ
+            # is (nearly) linear.
             # Scaled by 1/ridge that part would carry μ far along ψ's flat directions, where the
             # pairs' O(1) moves fall below μ's round-off. The step is that part alone (steepest
             # ascent where ψ is linear; the line search stops it where ψ stops rising), or, when
