@@ -76,14 +76,16 @@ def lu_solve(factors, pivots, rhs):
 
 
 @compiled
-def pseudo_inverse(matrix):
-    """Pseudo-inverse of a small symmetric PSD matrix: its symmetric part's eigenvalues below 1e-12
-    of the largest are dropped (all of them when none is positive).
+def pseudo_inverse(matrix, cut=1e-12):
+    """Pseudo-inverse of a small symmetric PSD matrix: its symmetric part's eigenvalues below
+    ``cut`` times the largest are dropped (all of them when none is positive).
 
     Parameters
     ----------
     matrix : array of shape (n, n)
         The matrix, symmetric PSD up to round-off (only its symmetric part is used).
+    cut : float, optional
+        The relative eigenvalue below which a direction counts as null.
 
     Returns
     -------
@@ -95,7 +97,7 @@ def pseudo_inverse(matrix):
     if n == 0:
         return result
     values, vectors = np.linalg.eigh(0.5 * (matrix + matrix.T))
-    threshold = 1e-12 * max(max(values.max(), 0.0), 1e-300)
+    threshold = cut * max(max(values.max(), 0.0), 1e-300)
     for k in range(n):
         if values[k] > threshold:
             for i in range(n):
@@ -467,8 +469,9 @@ def separable_guess(diagonal, gradient, equality, old, upper, mu, iterations):
     ``E_F diag(1/h_F) E_Fᵀ`` over the values F whose unclipped value lies in [0, u] within the
     tolerance below, those at a kink included, plus a ridge of 1e-9 of max(1, its largest diagonal
     entry)) with the exact line search :func:`line_root`, from ``mu``; where the ridge sets the step
-    (the residual has a part along the Jacobian's near-null eigenvectors, where the dual is linear)
-    the step is that part alone, else the Newton step on the other eigenvectors. Stops when the
+    (the residual has a part along the Jacobian's eigenvectors below 1e-6 of its largest eigenvalue,
+    where the dual is linear) the step is that part alone, ``r − J J⁺r`` (:func:`pseudo_inverse`),
+    else the Newton step ``J⁺r`` on the other eigenvectors. Stops when the
     equalities hold within 1e-12 max(1, max u) or the Jacobian is singular. Returns ``(y, μ)``.
 
     Parameters
@@ -550,25 +553,15 @@ def separable_guess(diagonal, gradient, equality, old, upper, mu, iterations):
             largest_step = max(largest_step, abs(step[r]))
         if 1e-9 * ridge * largest_step > 1e-6 * largest:
             # the ridge, not the pairs, set the step: the residual has a part along eigenvectors of
-            # the Jacobian with eigenvalues below 1e-6 max(1, its largest diagonal entry), where ψ
-            # is (nearly) linear.
+            # the Jacobian with eigenvalues below 1e-6 of its largest, where ψ is (nearly) linear.
             # Scaled by 1/ridge that part would carry μ far along ψ's flat directions, where the
             # pairs' O(1) moves fall below μ's round-off. The step is that part alone (steepest
             # ascent where ψ is linear; the line search stops it where ψ stops rising), or, when
             # the residual has none, the Newton step on the other eigenvectors
             for r in range(rows):
                 jacobian[r, r] -= 1e-9 * ridge
-            values, vectors = np.linalg.eigh(jacobian)
-            flat, newton = np.zeros(rows), np.zeros(rows)
-            for i in range(rows):
-                coefficient = 0.0
-                for r in range(rows):
-                    coefficient += vectors[r, i] * residual[r]
-                for r in range(rows):
-                    if values[i] <= 1e-6 * ridge:
-                        flat[r] += coefficient * vectors[r, i]
-                    else:
-                        newton[r] += coefficient / values[i] * vectors[r, i]
+            newton = np.dot(pseudo_inverse(jacobian, 1e-6), residual)
+            flat = residual - np.dot(jacobian, newton)
             linear = 0.0
             for r in range(rows):
                 linear = max(linear, abs(flat[r]))
