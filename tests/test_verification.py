@@ -106,6 +106,52 @@ def test_overlapping_backend_calls_each_read_their_output_and_restore_the_descri
     assert _BACKEND_OUTPUT.depth == 0
 
 
+@pytest.mark.parametrize("module, name, call", [("os", "dup2", 1), ("os", "dup2", 3), ("signal", "getsignal", 2)],
+                         ids=["switching in", "switching back", "as the switch back begins"])
+def test_ctrl_c_while_the_streams_switch_interrupts_once_they_are_restored(module, name, call, monkeypatch):
+    # Ctrl-C arrives between any two bytecodes: here right after the redirection's first os.dup2 (fd 1
+    # pointed at the backend's file, fd 2 not yet), its third (fd 1 restored, fd 2 not yet), or as the
+    # switch back starts to hold Ctrl-C back. The first two used to leave a descriptor on the file:
+    # `mlsvm verify` interrupted there exited 130, its message lost
+    import importlib
+    import os
+    import signal
+    import sys
+
+    from mlsvm.solvers.cvxpy_tools import _BACKEND_OUTPUT
+
+    def identity(fd):
+        status = os.fstat(fd)
+        return status.st_dev, status.st_ino
+
+    owner = importlib.import_module(module)
+    original, calls = getattr(owner, name), []
+
+    def interrupted(*args):
+        result = original(*args)
+        calls.append(args)
+        if len(calls) == call:
+            signal.raise_signal(signal.SIGINT)
+        return result
+
+    streams, descriptors, kept = (sys.stdout, sys.stderr), [identity(1), identity(2)], [os.dup(1), os.dup(2)]
+    monkeypatch.setattr(owner, name, interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with _BACKEND_OUTPUT.collected():
+                pass
+        assert len(calls) >= call
+        assert (sys.stdout, sys.stderr) == streams
+        assert [identity(1), identity(2)] == descriptors
+        assert _BACKEND_OUTPUT.depth == 0
+    finally:   # whatever the outcome, the test run's own streams back
+        monkeypatch.undo()
+        sys.stdout, sys.stderr = streams
+        for fd, saved in zip((1, 2), kept):
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
 def test_backends_agree_or_raise():
     def build():
         x = cp.Variable(2)

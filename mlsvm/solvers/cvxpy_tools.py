@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -97,6 +98,27 @@ def _c_stdio():
 _FFLUSH = _c_stdio()
 
 
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """Hold Ctrl-C back for the block and deliver it after: the main thread's SIGINT handler is
+    swapped for one that notes the signal, and a noted signal is raised again once the handler is
+    back. Python raises KeyboardInterrupt between any two bytecodes of the main thread; raised in the
+    middle of :meth:`_BackendOutput.collected`'s switch of the standard streams it left them pointing
+    at the backend's file (``mlsvm verify`` interrupted then exited 130 with its message lost). Other
+    threads never see KeyboardInterrupt; a handler installed from C (None) is left alone."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    noted = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if noted:
+            signal.raise_signal(signal.SIGINT)   # to the handler now in place (KeyboardInterrupt by default)
+
+
 class _BackendOutput:
     """The process's standard output and error pointed at one temporary file while backends run.
 
@@ -119,40 +141,56 @@ class _BackendOutput:
     @contextlib.contextmanager
     def collected(self):
         """Redirect for the duration of the block; yields a list that holds, after it, the text
-        written meanwhile (one string)."""
-        text = []
-        with self.lock:
-            if self.depth == 0:
-                self._flush()
-                self.sink = tempfile.TemporaryFile()
-                self.saved = {}
-                for fd in (1, 2):
-                    with contextlib.suppress(OSError):   # a closed descriptor stays closed
-                        self.saved[fd] = os.dup(fd)
-                        os.dup2(self.sink.fileno(), fd)
-                # the same file, appended to through a descriptor of its own (line buffered)
-                self.stream = open(os.dup(self.sink.fileno()), "w", buffering=1, errors="replace")
-                self.streams = sys.stdout, sys.stderr
-                sys.stdout = sys.stderr = self.stream
-            self.depth += 1
-            start = os.fstat(self.sink.fileno()).st_size
+        written meanwhile (one string).
+
+        A single Ctrl-C at any moment leaves the streams as they were. It is held back while they
+        are switched (:func:`_interrupts_deferred`); one that arrives as the switch back begins,
+        before it is held, leaves nothing switched back yet, and the switch back runs again."""
+        text, entered = [], False
         try:
+            with _interrupts_deferred(), self.lock:
+                if self.depth == 0:
+                    self._flush()
+                    self.sink = tempfile.TemporaryFile()
+                    self.saved = {}
+                    for fd in (1, 2):
+                        with contextlib.suppress(OSError):   # a closed descriptor stays closed
+                            self.saved[fd] = os.dup(fd)
+                            os.dup2(self.sink.fileno(), fd)
+                    # the same file, appended to through a descriptor of its own (line buffered)
+                    self.stream = open(os.dup(self.sink.fileno()), "w", buffering=1, errors="replace")
+                    self.streams = sys.stdout, sys.stderr
+                    sys.stdout = sys.stderr = self.stream
+                self.depth += 1
+                entered = True
+                start = os.fstat(self.sink.fileno()).st_size
             yield text
         finally:
-            with self.lock:
-                self._flush()
-                sink = self.sink
-                text.append(_read_from(sink.fileno(), start).decode(errors="replace").strip())
-                self.depth -= 1
-                if self.depth == 0:
-                    sys.stdout, sys.stderr = self.streams
-                    self.stream.close()
-                    self.streams, self.stream = (), None
-                    for fd, saved in self.saved.items():
-                        os.dup2(saved, fd)
-                        os.close(saved)
-                    self.saved, self.sink = {}, None
-                    sink.close()
+            if entered:
+                try:
+                    self._switch_back(start, text)
+                except KeyboardInterrupt:
+                    if not text:   # not switched back yet (the text is read first, under the hold)
+                        self._switch_back(start, text)
+                    raise
+
+    def _switch_back(self, start, text):
+        """The end of :meth:`collected`: the text written since ``start`` appended to ``text``, and
+        the last call out restores the descriptors and streams."""
+        with _interrupts_deferred(), self.lock:
+            self._flush()
+            sink = self.sink
+            text.append(_read_from(sink.fileno(), start).decode(errors="replace").strip())
+            self.depth -= 1
+            if self.depth == 0:
+                sys.stdout, sys.stderr = self.streams
+                self.stream.close()
+                self.streams, self.stream = (), None
+                for fd, saved in self.saved.items():
+                    os.dup2(saved, fd)
+                    os.close(saved)
+                self.saved, self.sink = {}, None
+                sink.close()
 
     @staticmethod
     def _flush():
