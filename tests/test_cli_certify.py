@@ -23,6 +23,17 @@ def case(tmp_path_factory):
     return directory / "MatrixSVM-plain-rbf"
 
 
+def test_the_suite_files_get_the_usual_mode(case):
+    # written through a temporary file (mkstemp: mode 0600) and renamed: readable by whoever reads
+    # a file this process would create, as a saved model is
+    import os
+    umask = os.umask(0)
+    os.umask(umask)
+    modes = {path.name: path.stat().st_mode & 0o777 for path in case.iterdir()}
+    assert "case.json" in modes and len(modes) > 1
+    assert set(modes.values()) == {0o666 & ~umask}, modes
+
+
 def test_certify_the_stored_optimum_and_a_perturbed_one(case, tmp_path):
     solution = {"coef": np.load(case / "primal_coef.npy"), "alpha": np.load(case / "dual_alpha.npy")}
     good = tmp_path / "good.npz"

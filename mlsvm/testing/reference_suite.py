@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ import mlsvm
 from mlsvm import registry
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations.evaluation import relative_difference
+from mlsvm.persistence import atomic_write
 from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve_first_optimal
 from mlsvm.testing import REFERENCE_TOL, certify, estimator_class
 
@@ -135,22 +134,8 @@ def _clean(value):
     return value
 
 
-def _write_atomically(path: Path, write) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
 def _save_array(path: Path, array) -> None:
-    def write(temporary):
-        with open(temporary, "wb") as handle:
-            np.save(handle, np.asarray(array), allow_pickle=False)
-    _write_atomically(path, write)
+    atomic_write(path, lambda handle: np.save(handle, np.asarray(array), allow_pickle=False))
 
 
 def export_case(case: ReferenceCase, directory: Path) -> dict:
@@ -188,7 +173,7 @@ def export_case(case: ReferenceCase, directory: Path) -> dict:
         "agreement": AGREEMENT,
     })
     text = json.dumps(record, indent=1, allow_nan=False)
-    _write_atomically(folder / "case.json", lambda temporary: Path(temporary).write_text(text))
+    atomic_write(folder / "case.json", lambda handle: handle.write(text.encode()))
     return record
 
 
