@@ -150,18 +150,19 @@ def test_max_iter_one_warns_with_the_value_reached():
 
 
 def test_planted_wrong_answer_is_rejected(monkeypatch):
-    """A label solve that returns a wrong bias is caught by the formulation's certificate: no
-    convergence claimed, a warning instead. (The refinement at the outer root would correct the
-    bias from the margins, so its answer is planted wrong too.)"""
+    """A label solve that returns wrong coefficients is caught by the formulation's certificate: no
+    convergence claimed, a warning instead. (The refinement at the outer root would correct them
+    from the margins, so its answer is planted wrong too. The biases are not the label solves'
+    any more: the certificate takes each from w_k, the midpoint of its optimal segment.)"""
     exact, refined = waterfill._Label.coefficients, waterfill._Label.refined
 
     def wrong(self, c):
         coef, bias, fraction = exact(self, c)
-        return coef, bias + 0.05, fraction
+        return 1.05 * coef, bias, fraction
 
     def wrong_refined(self, c, signed=None, bias=None):
         point = refined(self, c, signed, bias)
-        return None if point is None else (point[0], point[1] + 0.05, point[2])
+        return None if point is None else (1.05 * point[0], point[1], point[2])
 
     monkeypatch.setattr(waterfill._Label, "coefficients", wrong)
     monkeypatch.setattr(waterfill._Label, "refined", wrong_refined)
@@ -194,3 +195,27 @@ def test_trivial_labels_only_and_bad_arguments():
         waterfill.solve_rank_binary_waterfill(problem, tol=0.0)
     with pytest.raises(ValueError, match="max_iter"):
         waterfill.solve_rank_binary_waterfill(problem, max_iter=0)
+
+
+def test_a_label_flat_in_its_bias_gets_the_midpoint_of_the_optimal_segment():
+    """An explore draw (seed 2540): label 0 has four positives and four negatives, all with ξ > 0 at the
+    optimum (α = C/Q on every one), so its hinge loss is flat in b over [−0.675, 0.585]. The KKT bias
+    of the final active set was the end that round-off made free: 0.585 from dense input, −0.675 from
+    sparse input under another BLAS. The bias returned is the segment's midpoint, whatever the end."""
+    from mlsvm import BinaryApproachSVM
+
+    X = np.array([[0.0, -2.55566503, 0.74740799], [0.0, -0.45264929, 0.19381565], [0.0, 1.11163321, 0.0],
+                  [0.0, 0.0, 0.0], [0.0, -0.92589957, 0.0], [0.0, 0.0, 0.58405831], [0.0, 0.0, 0.58253842],
+                  [0.0, -0.21482891, -0.50522874]])
+    Y = np.array([[1, 0, 0], [0, 1, 0], [0, 1, 1], [1, 0, 0], [0, 1, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]])
+    model = BinaryApproachSVM(C=1.0, kernel="rbf", solver="waterfill", tol=1e-10).fit(X, Y)
+    assert model.fit_report_.converged
+    np.testing.assert_allclose(model.alpha_[:, 0], 1.0 / 3.0, rtol=1e-9)   # every point of label 0 at C/Q
+    scores = model.decision_function(X)[:, 0] - model.intercept_[0]
+    signed = 2.0 * Y[:, 0] - 1.0
+    ends = np.sort(signed - scores)[[3, 4]]   # the flat segment: between the 4th and 5th kinks
+    assert ends[1] - ends[0] > 1.0
+    loss = [np.maximum(0.0, 1.0 - signed * (scores + b)).sum() for b in (*ends, ends.mean(), ends[0] - 0.1)]
+    np.testing.assert_allclose(loss[:3], loss[0], rtol=1e-12)   # flat on the segment ...
+    assert loss[3] > loss[0] + 1e-3                              # ... and rising outside it
+    assert model.intercept_[0] == pytest.approx(ends.mean(), abs=1e-12)
