@@ -32,7 +32,9 @@ nonincreasing scalar function ``S(t) = Σ_k μ_k(t) − 1``:
 
 Certificate (the solver never grades itself): at every outer iterate the labels' SVM solutions give a
 dual-feasible ``α_k = (C/Q) β_k/C_k`` (box ``[0, C/Q]``, ``Σ_i α_ik y_ik = 0``) and a primal point
-(``w_k`` of the label SVM, its KKT bias), and λ = μ/Σμ. Stopping rule: the relative duality gap
+(``w_k`` of the label SVM, and the bias at the midpoint of the label's optimal segment given w_k,
+:func:`~mlsvm.formulations.rank_binary.optimal_bias`: a label whose points all have ξ > 0 has a
+whole segment of optimal biases), and λ = μ/Σμ. Stopping rule: the relative duality gap
 ``(P − D)/max(1, |P|, |D|)`` (P, D by :mod:`mlsvm.formulations.rank_binary`) ≤ tol AND every scaled KKT
 residual of :func:`~mlsvm.formulations.rank_binary.kkt_residuals` ≤ tol (both exact quantities).
 Reaching ``max_iter`` or a failed label solve returns the best iterate with a ConvergenceWarning.
