@@ -47,6 +47,7 @@ from mlsvm.kernels import Kernel, gram_factor
 __all__ = [
     "BinaryApproachProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
     "primal_objective", "dual_objective", "label_norms", "coef_from_dual", "stationary_primal", "optimal_bias",
+    "optimal_biases",
     "coefficients_from_factor", "kkt_residuals",
 ]
 
@@ -272,6 +273,21 @@ def optimal_bias(scores: np.ndarray, y: np.ndarray) -> float:
     return float(0.5 * (optimal.min() + optimal.max()))
 
 
+def optimal_biases(problem: BinaryApproachProblem, coef: np.ndarray) -> np.ndarray:
+    """Every label's :func:`optimal_bias` given ``w_k = Σ_i coef_ik φ(x_i)``: the midpoint of its
+    optimal segment (a point, unless the label's hinge loss is flat in b).
+
+    Parameters
+    ----------
+    problem : BinaryApproachProblem
+        The problem data.
+    coef : array of shape (n, Q)
+        Coefficients of the w_k.
+    """
+    raw = problem.gram_times(coef)
+    return np.array([optimal_bias(raw[:, k], problem.signed[:, k]) for k in range(problem.n_labels)])
+
+
 def coef_from_dual(problem: BinaryApproachProblem, alpha: np.ndarray, rtol: float = 1e-10):
     """Dual → primal map of the module docstring: ``coef`` (n, Q) with ``w_k = Σ_i coef_ik φ(x_i)``,
     biases ``b`` (Q,) and ``lam`` (Q,) on the simplex. Labels with ``‖u_k‖ ≤ rtol · max_l ‖u_l‖``
@@ -297,9 +313,7 @@ def coef_from_dual(problem: BinaryApproachProblem, alpha: np.ndarray, rtol: floa
         coef[:, active] = direction[:, active] / (2.0 * lam[active])
     else:  # α = 0 (every label trivial): w = 0, t = 0, and any λ on the simplex is optimal
         lam[:] = 1.0 / problem.n_labels
-    raw = problem.gram_times(coef)
-    b = np.array([optimal_bias(raw[:, k], problem.signed[:, k]) for k in range(problem.n_labels)])
-    return coef, b, lam
+    return coef, optimal_biases(problem, coef), lam
 
 
 def stationary_primal(problem: BinaryApproachProblem, coef: np.ndarray, alpha: np.ndarray, lam: np.ndarray,
@@ -329,9 +343,7 @@ def stationary_primal(problem: BinaryApproachProblem, coef: np.ndarray, alpha: n
     mapped = np.array(coef, dtype=np.float64, copy=True)
     active = lam > rtol * max(float(np.max(lam)), 1e-300)
     mapped[:, active] = direction[:, active] / (2.0 * lam[active])
-    raw = problem.gram_times(mapped)
-    b = np.array([optimal_bias(raw[:, k], problem.signed[:, k]) for k in range(problem.n_labels)])
-    return {"coef": mapped, "b": b}
+    return {"coef": mapped, "b": optimal_biases(problem, mapped)}
 
 
 def coefficients_from_factor(factor: np.ndarray, V: np.ndarray) -> np.ndarray:

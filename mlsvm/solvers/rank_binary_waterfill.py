@@ -1109,8 +1109,7 @@ class _Waterfill:
             # point unless the label's hinge loss is flat in b (all its points with ξ > 0, α = C/Q),
             # and then the label's KKT bias is whichever end round-off made free: an explore draw
             # gave biases 1.26 apart from sparse and dense input, both certified
-            scores = problem.gram_times(coef)
-            b = np.array([formulation.optimal_bias(scores[:, k], self.Ys[:, k]) for k in range(q)])
+            b = formulation.optimal_biases(problem, coef)
             primal = formulation.primal_objective(problem, coef, b)
             kkt = formulation.kkt_residuals(problem, coef, b, alpha, lam)
             return b, primal, kkt, max(relative_gap(primal, dual), max(kkt.values()))
