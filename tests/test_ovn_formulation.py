@@ -5,6 +5,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlsvm.formulations import ovn
 from mlsvm.kernels import make_kernel
@@ -149,3 +150,81 @@ def test_dual_metric_coefficients_reproduce_S(w_constraint, K):
         np.testing.assert_allclose([s0, s1], [1 / (1 - alpha), -alpha / ((1 - alpha) * (1 - alpha + K * alpha))])
     elif w_constraint == "hard" and K > 1:
         np.testing.assert_allclose([s0, s1], [1.0, -1.0 / K])
+
+
+# ---- the biases at fixed weights: optimal, and canonical on a flat face --------------------------
+
+def _bias_value(problem, scores, b):
+    cls = problem.members[1]
+    value = problem.beta * np.maximum(0.0, 1.0 - scores - b[cls]).sum()
+    return value + (problem.gamma_b * b.sum() ** 2 if problem.soft_b else 0.0)
+
+
+def _assert_canonical(problem, scores, b):
+    """b minimises the primal in b (against CVXPY's optimum), lies in every class's range over the
+    optimal face, and sits at one common fraction θ of those ranges (θ = ½ for two classes with
+    hard b). The ranges: the face is the hinge's level set at its least value on the plane
+    ``Σb = s`` (s = 0 for hard b; for soft b the unique optimal sum, taken from b once b is shown
+    optimal); two LPs per class find each b_k's ends, with the level relaxed by 1e-9."""
+    cls = problem.members[1]
+    bias = cp.Variable(problem.n_classes)
+    hinge = problem.beta * cp.sum(cp.pos(1.0 - scores - bias[cls]))
+    if problem.soft_b:
+        optimum = solve(cp.Problem(cp.Minimize(hinge + problem.gamma_b * cp.square(cp.sum(bias)))), "CLARABEL")
+    else:
+        optimum = solve(cp.Problem(cp.Minimize(hinge), [cp.sum(bias) == 0]), "CLARABEL")
+        assert abs(b.sum()) <= 1e-12 * max(1.0, np.max(np.abs(b)))
+    assert _bias_value(problem, scores, b) <= optimum + 1e-9 * max(1.0, optimum)
+    plane = [cp.sum(bias) == b.sum()]
+    least = solve(cp.Problem(cp.Minimize(hinge), plane), "CLARABEL")
+    face = plane + [hinge <= least + 1e-9 * max(1.0, least)]
+
+    def end(sense, k):   # a face that is a point can leave Clarabel at 'optimal_inaccurate'
+        return solve_first_optimal(lambda: cp.Problem(sense(bias[k]), face), ("CLARABEL", "ECOS", "OSQP"))[1]
+
+    lo, hi = (np.array([end(sense, k) for k in range(problem.n_classes)]) for sense in (cp.Minimize, cp.Maximize))
+    assert np.all(lo - 1e-6 <= b) and np.all(b <= hi + 1e-6)
+    wide = hi - lo > 1e-4
+    theta = (b[wide] - lo[wide]) / (hi[wide] - lo[wide])
+    np.testing.assert_allclose(theta, theta[:1].repeat(theta.size), atol=1e-4)
+    if problem.n_classes == 2 and not problem.soft_b and wide.any():
+        assert theta[0] == pytest.approx(0.5, abs=1e-4)
+    return lo, hi
+
+
+@settings(max_examples=25)
+@given(ovn_problems(structures=("random", "one-member class", "overlapping")), st.integers(0, 2**31 - 1))
+def test_optimal_biases_minimise_the_primal_in_b_at_any_weights(drawn, seed):
+    """At random weights (rounded scores: ties among the kinks) the optimal biases of the hard-b
+    primal form a wide face on most draws; with soft b the sum s = ν/(2γ) is unique and may fall
+    strictly between two faces. Checked against CVXPY's LPs, each class's range over the face."""
+    problem, _, _ = drawn
+    rng = np.random.default_rng(seed)
+    scores = np.round(rng.standard_normal(problem.members[0].size) * rng.choice([0.3, 1.0, 3.0]), 1)
+    _assert_canonical(problem, scores, ovn.optimal_biases(problem, scores))
+
+
+# Explore seed 2526: 8 points, 3 classes, hard b. At the optimum class 0's bias can be anything in
+# about [−1.81, 0.15] (class 2's moves with it); Clarabel, ECOS, OSQP and SCS returned −0.70, −0.85,
+# −0.90 and −0.87, the interior point on dense and sparse X two values 1.3e-5 apart.
+FLAT_X = np.array([[0.0, -2.55566503, 0.74740799], [0, 0, 0], [0, 1.11163321, 0], [0, -0.20552305, 0],
+                   [0, -0.92589957, 0], [0, 0, 0.58405831], [0, 0, 0.58253842], [0, -0.21482891, -0.50522874]])
+FLAT_Y = np.eye(3, dtype=np.int8)[[0, 1, 1, 1, 0, 2, 0, 2]]
+
+
+def test_optimal_biases_on_a_flat_face_at_the_optimum():
+    problem = ovn.OvNProblem(None, FLAT_Y, alpha=0.2, beta=1.0, features=FLAT_X)
+    cvx, variables = ovn.cvxpy_primal(problem)
+    solve(cvx, "CLARABEL")
+    sample, cls = problem.members
+    scores = (FLAT_X @ variables["V"].value)[sample, cls]
+    b = ovn.optimal_biases(problem, scores)
+    lo, hi = _assert_canonical(problem, scores, b)
+    assert hi[0] - lo[0] > 1.9 and hi[2] - lo[2] > 1.9 and hi[1] - lo[1] < 1e-6
+    np.testing.assert_allclose(b, [0.5 * (lo[0] + hi[0]), 1.0, 0.5 * (lo[2] + hi[2])], atol=1e-6)
+
+
+def test_optimal_biases_need_a_member_in_every_class():
+    problem = ovn.OvNProblem(np.eye(3), np.array([[1, 0], [1, 0], [0, 0]], dtype=np.int8))
+    with pytest.raises(ValueError, match="member in every class.*empty_class_solution"):
+        ovn.optimal_biases(problem, np.zeros(2))

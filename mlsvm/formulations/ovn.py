@@ -62,6 +62,7 @@ from mlsvm.kernels import Kernel, gram_factor
 
 __all__ = ["CONSTRAINTS", "OvNProblem", "cvxpy_primal", "cvxpy_dual", "evaluate", "solution_from_cvxpy",
            "primal_objective", "smoothed_primal_objective", "dual_objective", "primal_dual_objectives", "coef_from_dual",
+           "member_scores", "optimal_biases", "with_canonical_biases",
            "equalize_class_mass", "empty_class_solution", "dual_qp", "dual_metric_root", "dual_metric_coefficients", "dual_quadratic_factor", "kkt_residuals",
            "alpha_interval", "primal_infeasibility"]
 
@@ -435,6 +436,125 @@ def coef_from_dual(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
         The dual variables Λ (zero outside the memberships).
     """
     return (_mask(problem) * Lam) @ problem.dual_metric
+
+
+def member_scores(problem: OvNProblem, A: np.ndarray) -> np.ndarray:
+    """``w_kᵀφ(x_i)`` for the T memberships ``(i, k)`` at ``W = ΦᵀA`` (no bias), in the order of
+    :attr:`OvNProblem.members`.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data (validated formulation object).
+    A : array of shape (n, K)
+        Coefficients, ``w_k = Σ_i A_ik φ(x_i)``.
+    """
+    if problem.features is not None:
+        return _member_scores(problem, np.asarray(problem.features.T @ A))
+    sample, cls = problem.members
+    return (problem.gram @ A)[sample, cls]
+
+
+def optimal_biases(problem: OvNProblem, scores: np.ndarray) -> np.ndarray:
+    """The optimal biases at fixed weights, and one canonical choice where they are not unique.
+
+    At fixed W the primal is, in b, ``Σ_k β Σ_{i∈C_k} (t_ki − b_k)₊`` with the kinks
+    ``t_ki = 1 − w_kᵀφ(x_i)``, under ``Σ_k b_k = 0`` (hard b) or plus ``γ (Σ_k b_k)²`` (soft b). Let
+    ν be the multiplier of the sum (the dual's common class mass). Class k's term has slope
+    ``−β·#{i : t_ki > b_k}``, so it is stationary at its (m+1)-th largest kink ``t_k,(m+1)`` when
+    ``βm < ν < β(m+1)``, and anywhere on ``[t_k,(m+1), t_k,(m)]`` when ``ν = βm``: the same m for every
+    class. The sums ``S(m) = Σ_k t_k,(m+1)`` fall as m grows while the sum ν asks for (0, or
+    ``ν/(2γ)``) rises, so exactly one m balances them.
+
+    At ``ν = βm`` the optimal biases form the face ``{b : t_k,(m+1) ≤ b_k ≤ t_k,(m), Σ_k b_k = s}``.
+    Where W is optimal and some member's multiplier lies strictly inside ``(0, β)``, the face is a
+    single point. Otherwise it can be wide, and a solver's biases are any point of it (which one moves with
+    round-off). This function returns a canonical point: each b_k at the same fraction θ of the
+    range ``[lo_k, hi_k]`` that b_k spans over the face, θ set by ``Σ_k b_k = s``. For two classes
+    (hard b) θ = ½, the midpoint of b₁'s optimal interval. That is LIBSVM's bias of the equivalent
+    binary SVM (SPEC §2.2, §3.5), and the rule of :func:`mlsvm.formulations.rank_binary.optimal_bias`.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data; every class needs a member (else see :func:`empty_class_solution`).
+    scores : array of shape (T,)
+        ``w_kᵀφ(x_i)`` for the memberships, as :func:`member_scores` returns them.
+    """
+    sample, cls = problem.members
+    K = problem.n_classes
+    counts = np.bincount(cls, minlength=K)
+    if counts.min() == 0:
+        raise ValueError("optimal_biases needs a member in every class; see empty_class_solution")
+    order = np.lexsort((np.asarray(scores, dtype=np.float64), cls))   # class by class, kinks falling
+    kinks = 1.0 - np.asarray(scores, dtype=np.float64)[order]
+    smallest = int(counts.min())
+    # column m of the table holds every class's m-th largest kink, ±∞ past its ends
+    table = np.full((K, smallest + 2), -np.inf)
+    table[:, 0] = np.inf
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    table[:, 1:smallest + 1] = kinks[starts[:, None] + np.arange(smallest)[None, :]]
+    longer = counts > smallest
+    table[longer, smallest + 1] = kinks[starts[longer] + smallest]
+    sums = table.sum(axis=0)   # sums[m] = Σ_k t_k,(m)
+
+    # the sum Σb that ν = βm asks for, m = 0 … smallest
+    targets = problem.beta * np.arange(smallest + 1) / (2.0 * problem.gamma_b) if problem.soft_b \
+        else np.zeros(smallest + 1)
+    m = int(np.argmax(sums[1:] <= targets))   # the first: sums[smallest + 1] = −∞
+    s = float(targets[m])
+    if s > sums[m]:   # soft b only: ν = 2γ·S(m − 1) strictly between β(m − 1) and βm, one point
+        return table[:, m].copy()
+    low, high = table[:, m + 1], table[:, m]
+    lo = np.maximum(low, s - _sum_of_others(high))
+    hi = np.minimum(high, s - _sum_of_others(low))
+    width = float(np.sum(hi - lo))
+    theta = min(1.0, max(0.0, (s - float(lo.sum())) / width)) if width > 0 else 0.0
+    return lo + theta * (hi - lo)
+
+
+def with_canonical_biases(problem: OvNProblem, primal: dict, dual: dict, tol: float) -> dict:
+    """``primal`` with its biases replaced by :func:`optimal_biases` at its W, unless that grades
+    worse than both ``tol`` and ``primal`` itself (max of the relative gap and the scaled KKT
+    residuals of :func:`evaluate` with ``dual``).
+
+    A solver's biases (the equal-mass multipliers) are one point of the optimal face, and where the
+    face is wide which point moves with round-off. The canonical point is computed from W alone.
+    On a degenerate problem (a member on its margin with a zero multiplier) an interior point's Λ
+    and b are accurate to about √tol only; the canonical b does not pair with that Λ, and its KKT
+    residual can be far above tol (1e-5 at tol 1e-10 on the three points of tests/test_ovn_linear.py)
+    though its gap is as small. The solver's certified point is kept there.
+
+    Parameters
+    ----------
+    problem : OvNProblem
+        The problem data; every class needs a member.
+    primal : dict
+        ``{"coef": A, "b": b}`` as :func:`evaluate` takes it.
+    dual : dict
+        ``{"Lam": Λ, "nu": ν}``.
+    tol : float
+        The tolerance the point is certified at.
+    """
+    canonical = dict(primal, b=optimal_biases(problem, member_scores(problem, primal["coef"])))
+
+    def grade(point):
+        evaluation = evaluate(problem, point, dual)
+        return max(abs(evaluation.relative_gap), evaluation.max_kkt)
+
+    canonical_grade = grade(canonical)
+    return canonical if canonical_grade <= tol or canonical_grade <= grade(primal) else primal
+
+
+def _sum_of_others(values: np.ndarray) -> np.ndarray:
+    """``Σ_{j≠k} values_j`` for every k, where values may hold ±∞ (never both: a face's lower ends
+    are < ∞ and its upper ends > −∞)."""
+    finite = np.isfinite(values)
+    out = float(values[finite].sum()) - np.where(finite, values, 0.0)
+    for infinity in (np.inf, -np.inf):
+        here = values == infinity
+        out[np.count_nonzero(here) - here > 0] = infinity
+    return out
 
 
 def equalize_class_mass(problem: OvNProblem, Lam: np.ndarray) -> np.ndarray:
