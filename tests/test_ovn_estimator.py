@@ -50,6 +50,25 @@ def test_two_classes_hard_w_hard_b_is_svc_with_C_half_beta(kernel, beta):
     assert relative_difference(model.fit_report_.primal_objective, 2 * svc_objective) <= LIBSVM.objective
 
 
+@pytest.mark.parametrize("beta", [0.01, 0.05])
+def test_two_classes_without_a_free_support_vector_take_libsvms_midpoint_bias(beta):
+    """Ten points a class and a small C: every SVC multiplier sits at its bound, so any bias in an
+    interval is optimal and LIBSVM takes the interval's midpoint. OvN (§3.5) returns that midpoint
+    too (ovn.optimal_biases); the interior point's own multiplier was 0.0083 against LIBSVM's 0.0122
+    at β = 0.01."""
+    X, y = _binary_data(seed=0, n=20)
+    Y = np.column_stack([y == 1, y == 0]).astype(np.int8)
+    model = OvNSVM(beta=beta, w_constraint="hard", b_constraint="hard", kernel="linear").fit(X, Y)
+    svc = SVC(C=beta / 2, kernel="linear", tol=1e-12, shrinking=False).fit(X, y)
+    assert y.sum() == 10 and svc.dual_coef_.size == 20
+    np.testing.assert_allclose(np.abs(svc.dual_coef_), beta / 2, rtol=1e-9)   # no free support vector
+    reference = svc.decision_function(X)
+    scale = max(1.0, np.max(np.abs(reference)))
+    scores = model.decision_function(X)
+    assert np.max(np.abs(scores[:, 0] - reference)) / scale <= LIBSVM.objective
+    assert np.max(np.abs(scores[:, 1] + reference)) / scale <= LIBSVM.objective
+
+
 # Table 3: the paper gives the test points, not its training set; this one has class 1 alone
 # ([1, 0]) on the right and both labels ([1, 1]) up and to the left, never class 2 alone.
 TOY_TRAIN = np.array([[3, 1], [0, 3], [2, 2], [3, 3], [4, 2], [-2, 4], [1, 5], [-1, 5]], float)

@@ -164,11 +164,12 @@ def sparse_problems(draw):
 @given(sparse_problems())
 def test_sparse_and_dense_x_give_the_same_model_and_the_cvxpy_optimum(drawn):
     """The same objective, the same W (unique: the objective is strongly convex in it, M ≻ 0) and,
-    each certified, optimal biases. The biases themselves need not be unique: with hard b and no
+    each certified, optimal biases. The optimal biases need not be unique: with hard b and no
     class member strictly inside its box they can move along the optimal face (found by
     HYPOTHESIS_PROFILE=explore: Clarabel and OSQP gave biases 0.1 apart at the same optimum, the
-    dense and sparse runs 2e-7 apart at relative gaps of 3.5e-12), so the decision values are
-    compared without them."""
+    dense and sparse runs 2e-7 apart at relative gaps of 3.5e-12). So the decision values are
+    compared without them, and then with them: the fit returns the face's canonical point
+    (ovn.optimal_biases), the same from both inputs."""
     X, Y, params = drawn
     dense = OvNSVM(kernel="linear", **params).fit(X, Y)
     sparse = OvNSVM(kernel="linear", **params).fit(sp.csr_matrix(X), Y)
@@ -182,6 +183,29 @@ def test_sparse_and_dense_x_give_the_same_model_and_the_cvxpy_optimum(drawn):
     assert relative_difference(sparse.fit_report_.primal_objective, dense.fit_report_.primal_objective) <= 1e-10
     scores = [model.decision_function(X) - model.intercept_ for model in (dense, sparse)]
     assert np.max(np.abs(scores[1] - scores[0])) <= 1e-8 * max(1.0, np.max(np.abs(scores[0])))
+    scores = [model.decision_function(X) for model in (dense, sparse)]
+    assert np.max(np.abs(scores[1] - scores[0])) <= 1e-8 * max(1.0, np.max(np.abs(scores[0])))
+
+
+# Explore seed 2526 (tests/test_ovn_formulation.py): class 0's optimal bias spans about [−1.81, 0.15].
+FLAT_X = np.array([[0.0, -2.55566503, 0.74740799], [0, 0, 0], [0, 1.11163321, 0], [0, -0.20552305, 0],
+                   [0, -0.92589957, 0], [0, 0, 0.58405831], [0, 0, 0.58253842], [0, -0.21482891, -0.50522874]])
+FLAT_LABELS = np.array([0, 1, 1, 1, 0, 2, 0, 2])
+
+
+def test_every_route_returns_the_same_biases_on_a_flat_face():
+    """Before ovn.optimal_biases the routes returned four points of the face: class 0's bias
+    −0.57868 (dense X) and −0.57874 (sparse X) from the interior point, −0.70 from Clarabel, −0.87
+    from SCS. Now each returns the face's canonical point: the midpoint of class 0's range at the
+    optimal W, −0.8290232 (found by LPs in tests/test_ovn_formulation.py)."""
+    fits = [OvNSVM(alpha=0.2, kernel="linear", tol=1e-10).fit(FLAT_X, FLAT_LABELS),
+            OvNSVM(alpha=0.2, kernel="linear", tol=1e-10).fit(sp.csr_matrix(FLAT_X), FLAT_LABELS)]
+    fits += [OvNSVM(alpha=0.2, kernel="linear", solver="cvxpy", cvxpy_solver=backend).fit(FLAT_X, FLAT_LABELS)
+             for backend in ("CLARABEL", "SCS")]
+    for model in fits:
+        assert model.fit_report_.converged
+        np.testing.assert_allclose(model.intercept_, fits[0].intercept_, rtol=0, atol=1e-8)
+    assert fits[0].intercept_[0] == pytest.approx(-0.8290232, abs=1e-6)
 
 
 def test_solve_ipm_takes_the_feature_route_for_every_linear_problem(monkeypatch):
@@ -197,3 +221,21 @@ def test_solve_ipm_takes_the_feature_route_for_every_linear_problem(monkeypatch)
     evaluation = ovn.evaluate(problem, result.primal, result.dual)
     assert result.converged and abs(evaluation.relative_gap) <= 1e-10 and evaluation.max_kkt <= 1e-10
     assert not built
+
+
+def test_the_multipliers_stay_where_the_canonical_bias_does_not_certify():
+    """Three members on the margin at the optimum (w = 0, b = 1: two zero rows and x = 0.1, soft
+    b, β = γ = 10), the third with a zero multiplier: degenerate, so the interior point's Λ and b
+    are accurate to about √tol only. optimal_biases gives the exact b = 1 from W, but paired with
+    that Λ its KKT residual is 1e-5, far above tol; with_canonical_biases keeps the multipliers,
+    which certify."""
+    X = np.array([[0.0], [0.0], [0.1]])
+    problem = ovn.OvNProblem(None, np.ones((3, 1), dtype=np.int8), beta=10.0, b_constraint="soft", gamma_b=10.0,
+                             features=X)
+    result = solve_ipm(problem, tol=1e-10)
+    evaluation = ovn.evaluate(problem, result.primal, result.dual)
+    assert result.converged and abs(evaluation.relative_gap) <= 1e-10 and evaluation.max_kkt <= 1e-10
+    canonical = ovn.optimal_biases(problem, ovn.member_scores(problem, result.primal["coef"]))
+    assert canonical[0] == 1.0 and 1e-8 < 1.0 - result.primal["b"][0] < 1e-5
+    assert ovn.evaluate(problem, dict(result.primal, b=canonical), result.dual).max_kkt > 1e-6
+

@@ -41,7 +41,13 @@ def _mm(problem, *, tol, max_iter, epsilon=1e-6):
 
 
 def _cvxpy(problem, *, tol, max_iter, cvxpy_solver="CLARABEL"):
-    return _closed_form(problem) or solve_cvxpy(ovn, problem, cvxpy_solver)
+    closed_form = _closed_form(problem)
+    if closed_form is not None:
+        return closed_form
+    result = solve_cvxpy(ovn, problem, cvxpy_solver)
+    # where the optimal biases are not unique each backend's multipliers are another point of them
+    result.primal = ovn.with_canonical_biases(problem, result.primal, result.dual, tol)
+    return result
 
 
 MODEL = ModelSpec(

@@ -573,10 +573,12 @@ def equal_mass_ipm(Q: np.ndarray | None, groups: np.ndarray, n_groups: int, beta
 
 def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 100, callback=None) -> SolverResult:
     """The OvN dual (:func:`mlsvm.formulations.ovn.dual_qp`) by :func:`equal_mass_ipm`, returned in
-    the formulation's names: primal ``{"coef": A = ΛS, "b"}`` (``b`` = the equal-mass multipliers,
-    centred for hard b, where the IPM keeps ``Σb = 0`` to its tolerance only), dual
-    ``{"Lam", "nu"}``. Every class needs a member (an empty class has the closed form
-    :func:`~mlsvm.formulations.ovn.empty_class_solution`).
+    the formulation's names: primal ``{"coef": A = ΛS, "b"}``, dual ``{"Lam", "nu"}``. ``b`` is the
+    canonical point of the optimal biases at that W
+    (:func:`~mlsvm.formulations.ovn.with_canonical_biases`), or where that point does not certify,
+    the equal-mass multipliers, centred for hard b (the IPM keeps ``Σb = 0`` to its tolerance only);
+    history and callback see the multipliers. Every class needs a member (an empty class has the
+    closed form :func:`~mlsvm.formulations.ovn.empty_class_solution`).
 
     The IPM stops on its own rule *and* when :func:`~mlsvm.formulations.ovn.evaluate` certifies the
     point it would return (relative duality gap and every scaled KKT residual ≤ ``tol``): its scaled
@@ -633,6 +635,7 @@ def solve_ipm(problem: "ovn.OvNProblem", *, tol: float = 1e-10, max_iter: int = 
     result = equal_mass_ipm(None, cls, problem.n_classes, problem.beta, nu_weight, tol=tol, max_iter=max_iter,
                             Q_coupled=coupled, callback=record, certificate=certificate, Q_kernel=blocks)
     primal, dual = point(result.primal, result.dual)
+    primal = ovn.with_canonical_biases(problem, primal, dual, tol)
     result.primal, result.dual = primal, dual
     result.history.update(objectives)
     result.stop_rule = STOP_RULE + ", and the formulation's certificate (relative gap, scaled KKT) ≤ tol"
