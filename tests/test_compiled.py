@@ -1,11 +1,19 @@
 """The compiled-loop decorator: same answers as the Python it compiles, and no import failure
-where no cache folder can be written."""
+where no cache folder can be written; the sort and searches that replace numba's."""
+
+import importlib
+import inspect
+import pkgutil
+import re
 
 import numba
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import mlsvm
 from mlsvm.solvers import compiled as compiled_module
-from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.compiled import argsort, compiled, search_left, search_right, stable_argsort
 
 
 def _clipped_sum(values, upper):
@@ -56,3 +64,68 @@ def test_dot_is_the_inner_product_to_round_off():
         exact = float(np.dot(a, b))
         bound = 1e-15 * size * float(np.abs(a) @ np.abs(b))   # the a-priori error bound of any order
         assert abs(dot(a, b) - exact) <= 2 * bound
+
+
+# ---- sorting and searching without numba's factory-built numpy functions (numba issue 10486) ----
+
+@numba.njit
+def _numbas_argsort(values):   # uncached: the order argsort must reproduce
+    return np.argsort(values)
+
+
+_KEYS = st.lists(st.sampled_from([-2.0, -0.0, 0.0, 0.5, 1.0, 3.0]) | st.floats(-1e6, 1e6), max_size=70)
+
+
+@settings(max_examples=60)
+@given(_KEYS, st.booleans())
+def test_argsort_is_numbas_argsort_permutation_for_permutation(values, integers):
+    """The same permutation as numba's np.argsort, ties included (drawn from a few values, ±0
+    among them), on lengths below, at and far above its insertion-sort size."""
+    array = np.array(values, dtype=np.int64 if integers else np.float64)
+    np.testing.assert_array_equal(argsort(array), _numbas_argsort(array))
+    np.testing.assert_array_equal(array[argsort(array)], np.sort(array))
+
+
+def test_argsort_on_long_sorted_reversed_and_constant_arrays():
+    for array in (np.arange(5000.0), np.arange(5000.0)[::-1].copy(), np.ones(5000), np.random.default_rng(0).random(5000)):
+        np.testing.assert_array_equal(argsort(array), _numbas_argsort(array))
+
+
+@settings(max_examples=60)
+@given(_KEYS, st.booleans())
+def test_stable_argsort_is_numpys_stable_argsort(values, integers):
+    """Equal keys keep their order; lengths cover no run, a part of one, several runs and an odd
+    last merge."""
+    array = np.array(values, dtype=np.int64 if integers else np.float64)
+    np.testing.assert_array_equal(stable_argsort(array), np.argsort(array, kind="stable"))
+
+
+@settings(max_examples=60)
+@given(st.lists(st.sampled_from([-1.0, 0.0, 0.0, 2.0, 2.0, 5.0]), max_size=20),
+       st.sampled_from([-3.0, -1.0, 0.0, 1.0, 2.0, 5.0, 7.0]))
+def test_searches_are_numpys_searchsorted(values, needle):
+    ordered = np.sort(np.array(values))
+    assert search_left(ordered, needle) == np.searchsorted(ordered, needle, side="left")
+    assert search_right(ordered, needle) == np.searchsorted(ordered, needle, side="right")
+
+
+_FACTORY_BUILT = re.compile(r"np\.(sort|argsort|searchsorted|lexsort|unique|median|percentile|quantile|partition"
+                            r"|argpartition)\b|\.sort\(|\bsorted\(")
+
+
+def test_no_compiled_function_calls_numbas_sorting_or_searching():
+    """Numba compiles np.sort, np.argsort and np.searchsorted from factories whose bodies share one
+    symbol name per counter value; two cached functions compiled in different processes can then
+    run each other's body (docs/compiled.md: np.argsort returned the sorted values). Every compiled
+    function of mlsvm uses compiled.argsort, stable_argsort, search_left and search_right instead.
+    On the tree before them this test names five functions."""
+    offenders, found = [], 0
+    for info in pkgutil.walk_packages(mlsvm.__path__, "mlsvm."):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if isinstance(value, numba.core.registry.CPUDispatcher) and value.py_func.__module__ == info.name:
+                found += 1
+                source = re.sub(r'""".*?"""', "", inspect.getsource(value.py_func), flags=re.S)
+                if any(_FACTORY_BUILT.search(line.split("#")[0]) for line in source.splitlines()):
+                    offenders.append(f"{info.name}.{name}")
+    assert found > 50 and offenders == []

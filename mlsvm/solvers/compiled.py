@@ -21,13 +21,26 @@ directly, so the options are chosen once:
   :func:`dot`, whose sum may be reordered (``fastmath={"reassoc"}``) so that LLVM spreads it over
   SIMD lanes, as BLAS's ``ddot`` does; it is for loops that take many short dot products, where
   ``np.dot`` pays a BLAS call per product.
+
+No compiled function calls numba's ``np.sort``, ``np.argsort``, ``np.unique`` or
+``np.searchsorted``: they use :func:`argsort`, :func:`stable_argsort`, :func:`search_left` and
+:func:`search_right` below.
+Numba builds those numpy functions from factories (a quicksort for sorting and another for argsort,
+a search for each side) whose machine code carries the factory's qualified name, the argument types
+and a counter that each process starts afresh. Two cached functions compiled in different
+processes can therefore hold two different bodies under one symbol name; a process that loads
+both runs one of them in place of the other (numba issue 10486, open). mlsvm hit it: the argsort
+of SM3L's scoring and the sort of RankSVM's block step, cached by two test runs, met in a third,
+and the process died with a segmentation fault. The helpers are functions of this module, whose
+names and bodies are one-to-one.
 """
 
 from __future__ import annotations
 
 import numba
+import numpy as np
 
-__all__ = ["compiled", "dot"]
+__all__ = ["compiled", "dot", "argsort", "stable_argsort", "search_left", "search_right"]
 
 _OPTIONS = {"nogil": True, "error_model": "numpy"}
 
@@ -76,3 +89,178 @@ def _dot(a, b):
 
 
 dot = _compile(_dot, fastmath={"reassoc"})
+
+
+#: argsort: partitions of fewer entries than this are put in order by insertion (numba's value)
+_SMALL = 15
+#: argsort: the depth of its stack of pending partitions (numba's value; the smaller side is sorted
+#: first, so the depth stays below log2(n))
+_STACK = 100
+#: stable_argsort: runs of this many entries are put in order by insertion before the merges
+_RUN = 16
+
+
+@compiled
+def _insertion(values, order, low, high):
+    """Put ``order[low:high + 1]`` in increasing order of ``values`` (inclusive bounds)."""
+    for i in range(low + 1, high + 1):
+        item = order[i]
+        key = values[item]
+        j = i
+        while j > low and key < values[order[j - 1]]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = item
+
+
+@compiled
+def _partition(values, order, low, high):
+    """Partition ``order[low:high + 1]`` around the median of its first, middle and last keys;
+    returns the pivot's final position."""
+    middle = (low + high) >> 1
+    if values[order[middle]] < values[order[low]]:
+        order[low], order[middle] = order[middle], order[low]
+    if values[order[high]] < values[order[middle]]:
+        order[high], order[middle] = order[middle], order[high]
+    if values[order[middle]] < values[order[low]]:
+        order[low], order[middle] = order[middle], order[low]
+    pivot = values[order[middle]]
+    order[high], order[middle] = order[middle], order[high]
+    i, j = low, high - 1
+    while True:
+        while i < high and values[order[i]] < pivot:
+            i += 1
+        while j >= low and pivot < values[order[j]]:
+            j -= 1
+        if i >= j:
+            break
+        order[i], order[j] = order[j], order[i]
+        i += 1
+        j -= 1
+    order[i], order[high] = order[high], order[i]
+    return i
+
+
+@compiled
+def argsort(values):
+    """An order that sorts a 1-D array: numba's ``np.argsort(values)`` (its quicksort, median of three,
+    insertion sort below 15 entries), written out here so that its code is mlsvm's own. For values
+    without NaN it returns the very permutation numba's does, so the solvers' results did not move
+    by a bit when they switched to it; equal keys come in no particular order.
+
+    Parameters
+    ----------
+    values : array of shape (n,)
+        The keys, without NaN.
+
+    Returns
+    -------
+    array of int64, shape (n,)
+        Indices that put ``values`` in increasing order.
+    """
+    n = values.size
+    order = np.arange(n)
+    if n < 2:
+        return order
+    lows, highs = np.empty(_STACK, dtype=np.int64), np.empty(_STACK, dtype=np.int64)
+    lows[0], highs[0] = 0, n - 1
+    pending = 1
+    while pending > 0:
+        pending -= 1
+        low, high = lows[pending], highs[pending]
+        while high - low >= _SMALL:
+            i = _partition(values, order, low, high)
+            if high - i > i - low:   # the larger side waits on the stack
+                if high > i:
+                    lows[pending], highs[pending] = i + 1, high
+                    pending += 1
+                high = i - 1
+            else:
+                if i > low:
+                    lows[pending], highs[pending] = low, i - 1
+                    pending += 1
+                low = i + 1
+        _insertion(values, order, low, high)
+    return order
+
+
+@compiled
+def stable_argsort(values):
+    """The stable order of a 1-D array (``np.argsort(values, kind="stable")`` for values without
+    NaN), by merge sort over runs put in order by insertion.
+
+    Parameters
+    ----------
+    values : array of shape (n,)
+        The keys, without NaN.
+
+    Returns
+    -------
+    array of int64, shape (n,)
+        Indices that put ``values`` in increasing order, equal keys in their original order.
+    """
+    n = values.size
+    order = np.arange(n)
+    for start in range(0, n, _RUN):
+        _insertion(values, order, start, min(start + _RUN, n) - 1)
+    spare = np.empty(n, dtype=np.int64)
+    width = _RUN
+    while width < n:
+        for left in range(0, n, 2 * width):
+            middle, right = min(left + width, n), min(left + 2 * width, n)
+            i, j = left, middle
+            for k in range(left, right):
+                if j >= right or (i < middle and values[order[i]] <= values[order[j]]):
+                    spare[k] = order[i]
+                    i += 1
+                else:
+                    spare[k] = order[j]
+                    j += 1
+        order, spare = spare, order
+        width *= 2
+    return order
+
+
+@compiled
+def search_left(ordered, needle):
+    """The first index ``i`` with ``ordered[i] >= needle`` (``np.searchsorted(ordered, needle,
+    side="left")`` for one needle).
+
+    Parameters
+    ----------
+    ordered : array of shape (n,)
+        Values in increasing order.
+    needle : float
+        The value searched for.
+    """
+    low, high = 0, ordered.size
+    while low < high:
+        middle = (low + high) // 2
+        if ordered[middle] < needle:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@compiled
+def search_right(ordered, needle):
+    """The first index ``i`` with ``ordered[i] > needle`` (``np.searchsorted(ordered, needle,
+    side="right")`` for one needle).
+
+    Parameters
+    ----------
+    ordered : array of shape (n,)
+        Values in increasing order.
+    needle : float
+        The value searched for.
+    """
+    low, high = 0, ordered.size
+    while low < high:
+        middle = (low + high) // 2
+        if ordered[middle] <= needle:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+

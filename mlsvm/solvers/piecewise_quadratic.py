@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.compiled import argsort, compiled
 
 __all__ = ["hinge_segment_search", "minimize_outer_terms", "minimize_piecewise_quadratic", "minimize_with_decrease",
            "sorted_root"]
@@ -113,7 +113,7 @@ def _sweep(a, b, u, e, scale, index, size, sigma, bound, eu, ee, weight, listed_
             if u[m] > 0.0:
                 folded_eu -= slope * u[m]
                 folded_ee -= slope * slope
-    order = np.argsort(breaks[:count]) if count < RADIX_FROM else _radix_order(breaks, count)
+    order = argsort(breaks[:count]) if count < RADIX_FROM else _radix_order(breaks, count)
     # φ'(σs) = slope·s + intercept on each piece; before the first breakpoint the listed terms
     # active at 0 (u > 0, leaving) are active and the others (entering) are not
     slope, intercept = a + w2 * folded_ee, sigma * b + w2 * folded_eu
@@ -222,7 +222,7 @@ def _minimise_outer(A, B, u_t, scale_t, columns, EU, EE, rising, weight, t, decr
             reach[c] = column_max[c] * scale_max * bound[c] * (1.0 + 1e-6)
             if not reach[c] < np.inf:   # an infinite (or nan) bound: every term
                 reach[c] = np.inf
-        order = np.argsort(-reach)
+        order = argsort(-reach)
         size = 0
         for c_position in range(count):
             c = order[c_position]

@@ -58,7 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities
-from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.compiled import argsort, compiled, search_left, search_right
 from mlsvm.solvers.rank_svm_alm import MultiplierSchedule
 from mlsvm.solvers.rank_svm_decomposition import certified_biases
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
@@ -108,14 +108,17 @@ def _line_minimum(p: np.ndarray, upper: float, total: float) -> np.ndarray:
         if settled:
             return np.minimum(np.maximum(p - new_root, 0.0), upper)
         root = new_root
-    ps = np.sort(p)
+    ps = p[argsort(p)]
     prefix = np.zeros(m + 1)
     prefix[1:] = np.cumsum(ps)
-    breaks = np.sort(np.concatenate((ps - upper, ps)))
-    below = np.searchsorted(ps, breaks, side="right")            # p ≤ S: 0
-    full = np.searchsorted(ps, breaks + upper, side="left")       # p < S + u: not u
+    breaks = np.concatenate((ps - upper, ps))
+    breaks = breaks[argsort(breaks)]
+    below, full = np.empty(breaks.size, dtype=np.int64), np.empty(breaks.size, dtype=np.int64)
+    for j in range(breaks.size):
+        below[j] = search_right(ps, breaks[j])                   # p ≤ S: 0
+        full[j] = search_left(ps, breaks[j] + upper)             # p < S + u: not u
     value = upper * (m - full) + (prefix[full] - prefix[below]) - breaks * (full - below) - total - breaks
-    k = np.searchsorted(-value, 0.0, side="right")               # value is decreasing: first index < 0
+    k = search_right(-value, 0.0)                                # value is decreasing: first index < 0
     if k == 0:      # root below every breakpoint: all at u
         root = upper * m - total
     elif k == breaks.size:   # above every breakpoint: all at 0

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlsvm.solvers.compiled import compiled
+from mlsvm.solvers.compiled import argsort, compiled, stable_argsort
 
 __all__ = ["lu_solve", "pseudo_inverse", "kkt_system", "kkt_solve", "starting_partition", "active_set_round",
            "small_solve", "line_root", "separable_guess", "select_candidates",
@@ -447,7 +447,7 @@ def line_root(start, rate, direction, upper, slope):
     for t in range(m):
         noise += abs(direction[t]) * upper[t]
     noise *= 1e-13
-    order = np.argsort(times[:events], kind="mergesort")
+    order = stable_argsort(times[:events])
     begin, value = 0.0, slope                   # φ' at the last event passed
     for e in range(events):
         event = times[order[e]]
@@ -657,7 +657,11 @@ def select_candidates(orientation, index, n_classes, alpha, upper, gradient):
                 violators[count], scores[count] = t, score
                 count += 1
     extremes = np.concatenate((up_extreme, low_extreme))
-    return np.unique(extremes[extremes >= 0]), violators[:count], scores[:count]
+    extremes = extremes[extremes >= 0]
+    extremes = extremes[argsort(extremes)]
+    distinct = np.ones(extremes.size, dtype=np.bool_)
+    distinct[1:] = extremes[1:] != extremes[:-1]
+    return extremes[distinct], violators[:count], scores[:count]
 
 
 @compiled
