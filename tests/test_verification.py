@@ -135,6 +135,9 @@ def test_ctrl_c_while_the_streams_switch_interrupts_once_they_are_restored(modul
         return result
 
     streams, descriptors, kept = (sys.stdout, sys.stderr), [identity(1), identity(2)], [os.dup(1), os.dup(2)]
+    # Python's own Ctrl-C handler, as in any terminal session: a test run started in the background
+    # by a shell begins with SIGINT ignored, and raise_signal would then do nothing
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     monkeypatch.setattr(owner, name, interrupted)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -144,8 +147,9 @@ def test_ctrl_c_while_the_streams_switch_interrupts_once_they_are_restored(modul
         assert (sys.stdout, sys.stderr) == streams
         assert [identity(1), identity(2)] == descriptors
         assert _BACKEND_OUTPUT.depth == 0
-    finally:   # whatever the outcome, the test run's own streams back
+    finally:   # whatever the outcome, the test run's own streams and handler back
         monkeypatch.undo()
+        signal.signal(signal.SIGINT, handler)
         sys.stdout, sys.stderr = streams
         for fd, saved in zip((1, 2), kept):
             os.dup2(saved, fd)
