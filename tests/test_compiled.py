@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import mlsvm
 from mlsvm.solvers import compiled as compiled_module
-from mlsvm.solvers.compiled import argsort, compiled, search_left, search_right, stable_argsort
+from mlsvm.solvers.compiled import argsort, compiled, search, stable_argsort
 
 
 def _clipped_sum(values, upper):
@@ -103,10 +103,10 @@ def test_stable_argsort_is_numpys_stable_argsort(values, integers):
 @settings(max_examples=60)
 @given(st.lists(st.sampled_from([-1.0, 0.0, 0.0, 2.0, 2.0, 5.0]), max_size=20),
        st.sampled_from([-3.0, -1.0, 0.0, 1.0, 2.0, 5.0, 7.0]))
-def test_searches_are_numpys_searchsorted(values, needle):
+def test_search_is_numpys_searchsorted(values, needle):
     ordered = np.sort(np.array(values))
-    assert search_left(ordered, needle) == np.searchsorted(ordered, needle, side="left")
-    assert search_right(ordered, needle) == np.searchsorted(ordered, needle, side="right")
+    assert search(ordered, needle, False) == np.searchsorted(ordered, needle, side="left")
+    assert search(ordered, needle, True) == np.searchsorted(ordered, needle, side="right")
 
 
 _FACTORY_BUILT = re.compile(r"np\.(sort|argsort|searchsorted|lexsort|unique|median|percentile|quantile|partition"
@@ -117,7 +117,7 @@ def test_no_compiled_function_calls_numbas_sorting_or_searching():
     """Numba compiles np.sort, np.argsort and np.searchsorted from factories whose bodies share one
     symbol name per counter value; two cached functions compiled in different processes can then
     run each other's body (docs/compiled.md: np.argsort returned the sorted values). Every compiled
-    function of mlsvm uses compiled.argsort, stable_argsort, search_left and search_right instead.
+    function of mlsvm uses compiled.argsort, stable_argsort and search instead.
     On the tree before them this test names five functions."""
     offenders, found = [], 0
     for info in pkgutil.walk_packages(mlsvm.__path__, "mlsvm."):

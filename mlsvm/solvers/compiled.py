@@ -23,8 +23,7 @@ directly, so the options are chosen once:
   ``np.dot`` pays a BLAS call per product.
 
 No compiled function calls numba's ``np.sort``, ``np.argsort``, ``np.unique`` or
-``np.searchsorted``: they use :func:`argsort`, :func:`stable_argsort`, :func:`search_left` and
-:func:`search_right` below.
+``np.searchsorted``: they use :func:`argsort`, :func:`stable_argsort` and :func:`search` below.
 Numba builds those numpy functions from factories (a quicksort for sorting and another for argsort,
 a search for each side) whose machine code carries the factory's qualified name, the argument types
 and a counter that each process starts afresh. Two cached functions compiled in different
@@ -40,7 +39,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["compiled", "dot", "argsort", "stable_argsort", "search_left", "search_right"]
+__all__ = ["compiled", "dot", "argsort", "stable_argsort", "search"]
 
 _OPTIONS = {"nogil": True, "error_model": "numpy"}
 
@@ -222,9 +221,9 @@ def stable_argsort(values):
 
 
 @compiled
-def search_left(ordered, needle):
-    """The first index ``i`` with ``ordered[i] >= needle`` (``np.searchsorted(ordered, needle,
-    side="left")`` for one needle).
+def search(ordered, needle, right):
+    """``np.searchsorted(ordered, needle, side="right" if right else "left")`` for one needle: the
+    first index ``i`` with ``ordered[i] > needle`` (right) or ``ordered[i] >= needle`` (left).
 
     Parameters
     ----------
@@ -232,35 +231,14 @@ def search_left(ordered, needle):
         Values in increasing order.
     needle : float
         The value searched for.
+    right : bool
+        Which side of a run of values equal to ``needle`` the index is on.
     """
     low, high = 0, ordered.size
     while low < high:
         middle = (low + high) // 2
-        if ordered[middle] < needle:
+        if ordered[middle] < needle or (right and ordered[middle] == needle):
             low = middle + 1
         else:
             high = middle
     return low
-
-
-@compiled
-def search_right(ordered, needle):
-    """The first index ``i`` with ``ordered[i] > needle`` (``np.searchsorted(ordered, needle,
-    side="right")`` for one needle).
-
-    Parameters
-    ----------
-    ordered : array of shape (n,)
-        Values in increasing order.
-    needle : float
-        The value searched for.
-    """
-    low, high = 0, ordered.size
-    while low < high:
-        middle = (low + high) // 2
-        if ordered[middle] <= needle:
-            low = middle + 1
-        else:
-            high = middle
-    return low
-

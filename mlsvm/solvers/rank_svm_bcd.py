@@ -58,7 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities
-from mlsvm.solvers.compiled import argsort, compiled, search_left, search_right
+from mlsvm.solvers.compiled import argsort, compiled, search
 from mlsvm.solvers.rank_svm_alm import MultiplierSchedule
 from mlsvm.solvers.rank_svm_decomposition import certified_biases
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
@@ -115,10 +115,10 @@ def _line_minimum(p: np.ndarray, upper: float, total: float) -> np.ndarray:
     breaks = breaks[argsort(breaks)]
     below, full = np.empty(breaks.size, dtype=np.int64), np.empty(breaks.size, dtype=np.int64)
     for j in range(breaks.size):
-        below[j] = search_right(ps, breaks[j])                   # p ≤ S: 0
-        full[j] = search_left(ps, breaks[j] + upper)             # p < S + u: not u
+        below[j] = search(ps, breaks[j], True)                   # p ≤ S: 0
+        full[j] = search(ps, breaks[j] + upper, False)           # p < S + u: not u
     value = upper * (m - full) + (prefix[full] - prefix[below]) - breaks * (full - below) - total - breaks
-    k = search_right(-value, 0.0)                                # value is decreasing: first index < 0
+    k = search(-value, 0.0, True)                                # value is decreasing: first index < 0
     if k == 0:      # root below every breakpoint: all at u
         root = upper * m - total
     elif k == breaks.size:   # above every breakpoint: all at 0
