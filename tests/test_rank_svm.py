@@ -1,6 +1,8 @@
 """Rank-SVM (SPEC §2.1): CVXPY primal = dual, the exact solver and Frank–Wolfe against CVXPY,
 KKT, Σ_k w_k = 0, biases three ways, and the two equivalences (Weston–Watkins, binary C-SVM)."""
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -13,7 +15,7 @@ from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import gram_factor, make_kernel
 from mlsvm.solvers.rank_svm_frank_wolfe import frank_wolfe
-from mlsvm.solvers.rank_svm_alm import proximal_alm
+from mlsvm.solvers.rank_svm_alm import MultiplierSchedule, proximal_alm
 from mlsvm.solvers.rank_svm_ipm import MAX_SYSTEM_SIZE, _ReducedNewton, interior_point
 from mlsvm.solvers.cvxpy_tools import solve
 from mlsvm.report import relative_difference
@@ -334,3 +336,29 @@ def test_interior_point_certifies_raw_emotions_with_c_10():
     reference, _, _ = cvxpy_dual_solution(problem)
     result = interior_point(problem, X, tol=1e-8)
     assert_exact_optimum(problem, result, reference)
+
+
+def test_alm_is_not_stopped_as_stalled_while_its_envelope_still_falls():
+    """Explore seed 2553's draw (rounded): one feature, two equal rows. The gap, evaluated at the
+    multipliers, dipped to 1.5e-7 at the fifth outer iteration and then descended from 5.9e-6; the
+    stall rule (ten iterations without halving the best) stopped the ALM at 1.4e-6 with "no further
+    progress", two iterations before it certifies 6.7e-12. Now a run whose largest stopping value
+    over the window still falls is not stalled."""
+    X = np.array([[-0.58759269], [0.29974904], [0.19853132], [0.19853132], [-0.32710169], [-0.01710639]])
+    Y = np.array([[0, 0, 0], [0, 0, 0], [1, 1, 0], [0, 1, 1], [0, 1, 0], [0, 0, 1]])
+    problem = rs.make_problem(make_kernel("linear")(X), Y, 1.0)
+    reference, _, _ = cvxpy_dual_solution(problem)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = proximal_alm(problem, tol=1e-8, max_iter=500)
+    assert_exact_optimum(problem, result, reference)
+
+
+def test_the_multiplier_schedule_stalls_on_a_flat_envelope_only():
+    schedule = MultiplierSchedule(window=3, rho_cap=1.0)
+    # a dip, then a steady descent above it: no stall
+    assert not any(schedule.stalled(value) for value in [1.0, 1e-3, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02])
+    schedule = MultiplierSchedule(window=3, rho_cap=1.0)
+    # a dip, then values that go up and down with no trend: a stall, three iterations after the dip
+    stops = [schedule.stalled(value) for value in [0.5, 1e-3, 0.5, 0.4, 0.5, 0.45, 0.5]]
+    assert stops == [False, False, False, False, True, True, True]
