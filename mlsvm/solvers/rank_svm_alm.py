@@ -48,7 +48,8 @@ ARMIJO = 1e-4
 RHO_CAP = 1e3
 #: outer iterations without the stopping value halving after which the ALM stops as stalled
 STALL_WINDOW = 10
-#: ... unless the largest stopping value of that window is below this fraction of the window's before
+#: a run is still descending, and not stalled, while the largest stopping value of each window is
+#: below this fraction of the largest of the window before
 ENVELOPE_FALL = 0.9
 #: Jacobi-preconditioned CG in the Newton steps
 PRECONDITION = True
@@ -160,11 +161,10 @@ class MultiplierSchedule:
     violation has not fallen by 4× (up to ``rho_cap``), and a stall is ``window`` outer iterations in a
     row without the stopping value falling below half its best (round-off floor, or a conditioning
     the inner solves cannot resolve), unless the run is still descending: the largest of those
-    ``window`` values at least 10 % below the largest of the ``window`` before them. The gap is evaluated at
-    the multipliers, so it oscillates as they settle and can dip far below its trend for an
-    iteration; the envelope of the oscillation is what must stop falling. Explore seeds 2553 and
-    2554 each drew a problem where the ALM stopped as stalled two and 23 iterations before it
-    certified (at 1.4e-6 and 6.0e-5; then 6.7e-12 and 7.2e-12).
+    ``window`` values below ``ENVELOPE_FALL`` times the largest of the ``window`` before them. The
+    gap is evaluated at the multipliers, so it oscillates as they settle and can dip far below its
+    trend for an iteration; the envelope of the oscillation is what must stop falling (explore seed
+    2553: stopped as stalled at 1.4e-6, two iterations before the ALM certified 6.7e-12).
 
     Parameters
     ----------
