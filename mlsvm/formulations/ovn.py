@@ -404,20 +404,23 @@ def primal_dual_objectives(problem: OvNProblem, Lam: np.ndarray, nu: float, b: n
     """
     Lam = _mask(problem) * Lam
     S = problem.dual_metric
-    sample, cls = problem.members
+    cls = problem.members[1]
     inner, product = _dual_inner(problem, Lam)   # only the T member scores enter the hinge
-    member_scores = _member_scores(problem, product @ S) if problem.features is not None else (product @ S)[sample, cls]
+    scores = _member_scores(problem, product @ S)
     primal = 0.5 * float(np.sum((S @ inner @ S) * problem.coupling))
-    primal += problem.beta * float(np.sum(np.maximum(0.0, 1.0 - member_scores - b[cls])))
+    primal += problem.beta * float(np.sum(np.maximum(0.0, 1.0 - scores - b[cls])))
     if problem.soft_b:
         primal += problem.gamma_b * float(b.sum()) ** 2
     return primal, _dual_value(problem, Lam, inner, nu)
 
 
 def _member_scores(problem: OvNProblem, W: np.ndarray) -> np.ndarray:
-    """``x_{i_t}ᵀ w_{k_t}`` for the T memberships (weights W, r × K), in ``O(nnz(X[members]))``
-    (sparse) or ``O(T·r)`` (dense) instead of the n × K product ``XW``."""
+    """``w_{k_t}ᵀφ(x_{i_t})`` for the T memberships. With features, ``W = XᵀA`` (r × K) and the scores
+    take ``O(nnz(X[members]))`` (sparse) or ``O(T·r)`` (dense) instead of the n × K product ``XW``;
+    without, ``W`` is the score matrix ``GA`` (n × K) itself."""
     sample, cls = problem.members
+    if problem.features is None:
+        return W[sample, cls]
     rows = problem.member_features
     if not sp.issparse(rows):
         return np.einsum("tj,jt->t", rows, W[:, cls])
@@ -449,10 +452,8 @@ def member_scores(problem: OvNProblem, A: np.ndarray) -> np.ndarray:
     A : array of shape (n, K)
         Coefficients, ``w_k = Σ_i A_ik φ(x_i)``.
     """
-    if problem.features is not None:
-        return _member_scores(problem, np.asarray(problem.features.T @ A))
-    sample, cls = problem.members
-    return (problem.gram @ A)[sample, cls]
+    product = problem.gram @ A if problem.features is None else np.asarray(problem.features.T @ A)
+    return _member_scores(problem, product)
 
 
 def optimal_biases(problem: OvNProblem, scores: np.ndarray) -> np.ndarray:
@@ -481,7 +482,7 @@ def optimal_biases(problem: OvNProblem, scores: np.ndarray) -> np.ndarray:
     scores : array of shape (T,)
         ``w_kᵀφ(x_i)`` for the memberships, as :func:`member_scores` returns them.
     """
-    sample, cls = problem.members
+    cls = problem.members[1]
     K = problem.n_classes
     counts = np.bincount(cls, minlength=K)
     if counts.min() == 0:
