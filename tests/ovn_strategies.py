@@ -11,6 +11,14 @@ from mlsvm.testing.strategies import hyperparameters
 
 LABEL_STRUCTURES = ("random", "one-member class", "empty class", "overlapping", "everybody in class 0")
 
+# Explore seed 2526: 8 points, 3 classes, hard b (α = 0.2, β = 1). At the optimum class 0's bias can be
+# anything in about [−1.81, 0.15] (class 2's moves with it); before ovn.optimal_biases, Clarabel, ECOS,
+# OSQP and SCS returned −0.70, −0.85, −0.90 and −0.87, the interior point −0.57868 and −0.57874 from
+# dense and sparse X.
+FLAT_X = np.array([[0.0, -2.55566503, 0.74740799], [0, 0, 0], [0, 1.11163321, 0], [0, -0.20552305, 0],
+                   [0, -0.92589957, 0], [0, 0, 0.58405831], [0, 0, 0.58253842], [0, -0.21482891, -0.50522874]])
+FLAT_LABELS = np.array([0, 1, 1, 1, 0, 2, 0, 2])
+
 
 @st.composite
 def ovn_problems(draw, structures=LABEL_STRUCTURES, max_samples=10):

@@ -12,7 +12,7 @@ from mlsvm.kernels import make_kernel
 from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve, solve_checked, solve_first_optimal
 from mlsvm.report import relative_difference
 from mlsvm.verification.tolerances import BACKEND_AGREEMENT, tolerance
-from ovn_strategies import ovn_problems
+from ovn_strategies import FLAT_LABELS, FLAT_X, ovn_problems
 
 EXACT = tolerance("ovn", "cvxpy")
 
@@ -204,12 +204,7 @@ def test_optimal_biases_minimise_the_primal_in_b_at_any_weights(drawn, seed):
     _assert_canonical(problem, scores, ovn.optimal_biases(problem, scores))
 
 
-# Explore seed 2526: 8 points, 3 classes, hard b. At the optimum class 0's bias can be anything in
-# about [−1.81, 0.15] (class 2's moves with it); Clarabel, ECOS, OSQP and SCS returned −0.70, −0.85,
-# −0.90 and −0.87, the interior point on dense and sparse X two values 1.3e-5 apart.
-FLAT_X = np.array([[0.0, -2.55566503, 0.74740799], [0, 0, 0], [0, 1.11163321, 0], [0, -0.20552305, 0],
-                   [0, -0.92589957, 0], [0, 0, 0.58405831], [0, 0, 0.58253842], [0, -0.21482891, -0.50522874]])
-FLAT_Y = np.eye(3, dtype=np.int8)[[0, 1, 1, 1, 0, 2, 0, 2]]
+FLAT_Y = np.eye(3, dtype=np.int8)[FLAT_LABELS]   # the seed-2526 face (ovn_strategies)
 
 
 def test_optimal_biases_on_a_flat_face_at_the_optimum():

@@ -18,6 +18,7 @@ from mlsvm.solvers.cvxpy_tools import solve
 from mlsvm.solvers.ovn_ipm import _DenseSystem, _FeatureClassSystem, solve_ipm
 from mlsvm.testing.strategies import hyperparameters
 from mlsvm.verification.tolerances import tolerance
+from ovn_strategies import FLAT_LABELS, FLAT_X
 
 FAST = tolerance("ovn", "fast")
 VARIANTS = [dict(alpha=0.0), dict(alpha=0.5), dict(alpha=-0.1, b_constraint="soft"), dict(w_constraint="hard")]
@@ -187,10 +188,6 @@ def test_sparse_and_dense_x_give_the_same_model_and_the_cvxpy_optimum(drawn):
     assert np.max(np.abs(scores[1] - scores[0])) <= 1e-8 * max(1.0, np.max(np.abs(scores[0])))
 
 
-# Explore seed 2526 (tests/test_ovn_formulation.py): class 0's optimal bias spans about [−1.81, 0.15].
-FLAT_X = np.array([[0.0, -2.55566503, 0.74740799], [0, 0, 0], [0, 1.11163321, 0], [0, -0.20552305, 0],
-                   [0, -0.92589957, 0], [0, 0, 0.58405831], [0, 0, 0.58253842], [0, -0.21482891, -0.50522874]])
-FLAT_LABELS = np.array([0, 1, 1, 1, 0, 2, 0, 2])
 
 
 def test_every_route_returns_the_same_biases_on_a_flat_face():
