@@ -1,9 +1,9 @@
 """Rank-SVM benchmark (run by hand): every number side by side in one run.
 
 1. the exact solvers ("ipm": interior point in the primal's Newton system, what "fast" runs for
-   the linear kernel; "alm": proximal ALM + projected Newton–CG) vs CVXPY/Clarabel on the dual, yeast
-   train, linear kernel: a 300-instance subset and the full 1500 (58,248 pairs); time ratio,
-   agreement of the optima, each solver's relative gap and KKT residual;
+   the linear kernel; "alm": proximal ALM, L-BFGS-B then projected Newton–CG) vs CVXPY/Clarabel
+   on the dual, yeast train, linear kernel: a 300-instance subset and the full 1500 (58,248
+   pairs); time ratio, agreement of the optima, each solver's relative gap and KKT residual;
 2. Frank–Wolfe's certified gap vs iterations (300 subset; first iterations on full yeast);
 3. peak memory (tracemalloc) of the hand-written solvers on full yeast;
 4. yeast test metrics of Rank-SVM (RBF) beside binary-relevance SVC with the same kernel and the

@@ -82,7 +82,7 @@ MODEL = ModelSpec(
                           "primal-dual interior point (Mehrotra) in the primal's Newton system, size "
                           "Q(r+1) − 1 for a factor K = LLᵀ of rank r (X for the linear kernel)"),
         "alm": SolverSpec("alm", _alm, EXACT,
-                          "proximal augmented Lagrangian with a projected Newton-CG inner solver, any kernel"),
+                          "proximal augmented Lagrangian, inner problems by L-BFGS-B then projected Newton-CG, any kernel"),
         "bcd": SolverSpec("bcd", _bcd, EXACT,
                           "block coordinate descent by instance in the features' coordinates (W = Xᵀβ), "
                           "exact line minimisation per row of an instance's pair block, augmented "
