@@ -20,7 +20,6 @@ alm/before and alm/fast are printed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import time
 import warnings
@@ -29,6 +28,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
+from before_tree import solver_from_tree
 from mlsvm.datasets import load_bibtex, load_emotions, load_yeast
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import make_kernel
@@ -61,15 +61,6 @@ PROBLEMS = {
 }
 
 
-def load_before(tree):
-    """``proximal_alm`` of ``tree/mlsvm/solvers/rank_svm_alm.py``."""
-    path = os.path.join(tree, "mlsvm", "solvers", "rank_svm_alm.py")
-    spec = importlib.util.spec_from_file_location("before_rank_svm_alm", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.proximal_alm
-
-
 def run(solve, problem):
     """(CPU seconds, result, Hessian products or None, relative gap, max scaled KKT)."""
     start = time.process_time()
@@ -91,7 +82,7 @@ def main():
     spec = model("rank_svm")
     sides = {"alm": lambda problem: proximal_alm(problem, tol=TOL, factor=problem.features)}
     if args.before:
-        before = load_before(args.before)
+        before = solver_from_tree(args.before, "rank_svm_alm", "proximal_alm")
         sides["before"] = lambda problem: before(problem, tol=TOL, factor=problem.features)
     sides["fast"] = lambda problem: spec.solvers[spec.resolve_fast(problem)].run(problem, tol=TOL, max_iter=None)
     print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, C = 1, tol {TOL:g}, {args.rounds} alternating "

@@ -33,7 +33,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse            # noqa: E402
-import importlib.util      # noqa: E402
 import cProfile            # noqa: E402
 import io                  # noqa: E402
 import pstats              # noqa: E402
@@ -45,6 +44,7 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.preprocessing import StandardScaler   # noqa: E402
 from sklearn.svm import SVC                        # noqa: E402
 
+from before_tree import solver_from_tree                              # noqa: E402
 from mlsvm.datasets import load_emotions, load_yeast, make_multilabel  # noqa: E402
 from mlsvm.formulations import rank_svm as rs                          # noqa: E402
 from mlsvm.kernels import make_kernel                                  # noqa: E402
@@ -74,15 +74,6 @@ def run_decomposition(problem, solver=decomposition):
     start = time.process_time()
     result = solver(problem, tol=TOL)
     return time.process_time() - start, result
-
-
-def load_before(tree):
-    """The ``decomposition`` function of ``tree/mlsvm/solvers/rank_svm_decomposition.py``."""
-    path = os.path.join(tree, "mlsvm", "solvers", "rank_svm_decomposition.py")
-    spec = importlib.util.spec_from_file_location("before_rank_svm_decomposition", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.decomposition
 
 
 def run_br_svc(gram, Y):
@@ -153,7 +144,7 @@ def main():
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--before", help="a tree whose decomposition solver file runs as a third side")
     args = parser.parse_args()
-    before = load_before(args.before) if args.before else None
+    before = solver_from_tree(args.before, "rank_svm_decomposition", "decomposition") if args.before else None
     print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, C={C}, tol={TOL}, SVC tol={SVC_TOL}, "
           f"{args.rounds} alternating rounds, CPU seconds")
     summary, first_fit = [], None
