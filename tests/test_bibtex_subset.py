@@ -2,7 +2,8 @@
 (1836 binary features, CSR) with the 10 most frequent labels, linear kernel, tol 1e-6. RankSVM
 gets the 200 most frequent features: its interior point needs Q(d + 1) − 1 ≤ 4000 (on all 1836
 features "fast" takes block coordinate descent, and the ALM took 150 s when this test was written,
-4.2 s since its L-BFGS-B phase; docs/rank_svm.md, benchmarks/bench_bibtex.py runs the full set). The other models see every feature (MatrixSVM: the "liblinear-dcd" route). Each fit must be
+4.2 s since its L-BFGS-B phase; docs/rank_svm.md, benchmarks/bench_bibtex.py runs the full set).
+The other models see every feature (MatrixSVM: the "liblinear-dcd" route). Each fit must be
 certified (``converged``: the formulation's own relative gap and scaled KKT residuals)
 and predict on the next 200 rows."""
 

@@ -364,7 +364,9 @@ def test_alm_certifies_standardised_emotions():
     emotions = load_emotions()
     X = StandardScaler().fit_transform(emotions.X[:400])
     problem = rs.make_problem(X @ X.T, emotions.Y[:400], 1.0, features=X)
-    reference = objectives_at(problem, interior_point(problem, X, tol=1e-10))[3]
+    interior = interior_point(problem, X, tol=1e-10)
+    assert interior.converged
+    reference = objectives_at(problem, interior)[3]
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         result = proximal_alm(problem, tol=1e-6, factor=X)
