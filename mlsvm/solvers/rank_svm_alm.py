@@ -12,6 +12,7 @@ The τ term makes each inner problem strongly convex (``P`` is singular: rank �
 linear kernel); ρ grows ×10 (up to 1000·mean diag K) while ‖Aα‖ does not fall by 4×, τ shrinks ×10 per outer step.
 
 Inner solver, two phases from the previous outer iterate:
+
 1. L-BFGS-B (SciPy) until the projected gradient ``‖α − clip(α − ∇L)‖∞`` is at most
    ``ACTIVE_SET_TOL · max u`` (or the inner tolerance, if larger): it finds which variables sit at
    a bound. Projected Newton alone can take hundreds of steps there: where ``P`` is far from full
@@ -25,6 +26,7 @@ Inner solver, two phases from the previous outer iterate:
    ``α(s) = clip(α + s d)`` until ``L`` decreases by Armijo's rule. With the active set found it
    reaches tolerances L-BFGS-B cannot: its line search works on values of ``L``, which round-off
    blurs near the minimum (L-BFGS-B alone: stalled at 1.2e-6 where 1e-9 was asked).
+
 A subproblem that starts within the first phase's tolerance (once the multipliers settle) goes
 straight to the second. How ``ACTIVE_SET_TOL`` was chosen: docs/rank_svm.md.
 
