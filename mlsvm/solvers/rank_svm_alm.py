@@ -99,17 +99,19 @@ class _AugmentedLagrangian:
         # diag(P)_t = 2 K_ii (β of a unit pair is +1 at k, −1 at l); diag(AᵀA) = 2
         self.hessian_diagonal = 2.0 * self.problem.kernel_diagonal[self.problem.pairs.instance] + 2.0 * rho + tau
 
-    def value(self, alpha, p_alpha):
-        """``L(α)`` given ``Pα``."""
-        balance = self.problem.equality @ alpha
-        return float(0.5 * alpha @ p_alpha - alpha.sum() + self.nu @ balance + 0.5 * self.rho * balance @ balance
-                     + 0.5 * self.tau * np.sum((alpha - self.center) ** 2))
-
-    def gradient(self, alpha, p_alpha):
-        """``∇L(α)`` given ``Pα``."""
-        balance = self.problem.equality @ alpha
+    def gradient(self, alpha, p_alpha, balance=None):
+        """``∇L(α)`` given ``Pα`` (and ``Aα``, when the caller has it)."""
+        balance = self.problem.equality @ alpha if balance is None else balance
         return (p_alpha - 1.0 + self.problem.equality_adjoint(self.nu + self.rho * balance)
                 + self.tau * (alpha - self.center))
+
+    def value_and_gradient(self, alpha):
+        """``(L(α), ∇L(α))``: one product ``Pα`` and one ``Aα`` for both."""
+        p_alpha = self.hessian_p(alpha)
+        balance = self.problem.equality @ alpha
+        value = (0.5 * alpha @ p_alpha - alpha.sum() + self.nu @ balance + 0.5 * self.rho * balance @ balance
+                 + 0.5 * self.tau * np.sum((alpha - self.center) ** 2))
+        return float(value), self.gradient(alpha, p_alpha, balance)
 
     def change(self, alpha, trial, gradient, p_difference):
         """``L(trial) − L(α) = gᵀΔ + ½Δᵀ(PΔ + ρAᵀAΔ + τΔ)`` with ``PΔ`` given."""
@@ -173,11 +175,7 @@ def _projected_newton(lagrangian: _AugmentedLagrangian, alpha, p_alpha, upper, t
 
 def _find_active_set(lagrangian: _AugmentedLagrangian, alpha, upper, tol, max_iter):
     """L-BFGS-B on ``L`` over ``[0, u]`` from ``alpha`` to projected gradient ``tol``; returns (alpha, Pα)."""
-    def value_and_gradient(point):
-        p_point = lagrangian.hessian_p(point)
-        return lagrangian.value(point, p_point), lagrangian.gradient(point, p_point)
-
-    found = minimize(value_and_gradient, alpha, jac=True, method="L-BFGS-B", bounds=Bounds(0.0, upper),
+    found = minimize(lagrangian.value_and_gradient, alpha, jac=True, method="L-BFGS-B", bounds=Bounds(0.0, upper),
                      options={"maxiter": max_iter, "gtol": tol, "ftol": 0.0, "maxcor": LBFGSB_MEMORY})
     return found.x, lagrangian.hessian_p(found.x)
 
