@@ -44,8 +44,9 @@ def _subset(rows=None, labels=None, standardise=False, kernel="linear", loader=l
         X, Y = data.X[:rows], data.Y[:rows, :labels]
         if standardise:
             X = StandardScaler().fit_transform(X)
-        gram = make_kernel(kernel, X=X)(X)
-        return rs.make_problem(gram, Y, 1.0, features=X if kernel == "linear" else None)
+        if kernel == "linear":   # as the estimator builds it: X, no Gram matrix
+            return rs.make_problem(None, Y, 1.0, features=X)
+        return rs.make_problem(make_kernel(kernel, X=X)(X), Y, 1.0)
     return build
 
 
