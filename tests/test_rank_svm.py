@@ -281,6 +281,16 @@ def test_interior_point_two_pair_closed_form():
     assert rs.primal_objective(problem, beta, b) == pytest.approx(0.25, abs=1e-9)
 
 
+def _unshifted_problem():
+    """40 points with 3 features and 3 labels, and the optimum of their problem by CLARABEL."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 3))
+    Y = (rng.random((40, 3)) < 0.4).astype(int)
+    Y[0] = [1, 0, 0]
+    reference, _, _ = cvxpy_dual_solution(rs.make_problem(X @ X.T, Y, 1.0))
+    return X, Y, reference
+
+
 SHIFTED_SOLVES = {"ipm": lambda problem, X: interior_point(problem, X, tol=1e-8),
                   "alm-gram": lambda problem, X: proximal_alm(problem, tol=1e-8),
                   "alm-features": lambda problem, X: proximal_alm(problem, tol=1e-8, factor=X)}
@@ -295,16 +305,33 @@ def test_exact_solvers_are_invariant_to_a_feature_shift(shift, solver):
     round-off, and the kernel's constant mode (eigenvalue about n·shift²) made every ALM subproblem
     stiff: the ALM, with its products through the Gram matrix or through the features, stopped as
     stalled at a stopping value of 7.5e-5 (shift 100) and 0.95 (shift 1000)."""
-    rng = np.random.default_rng(5)
-    X = rng.standard_normal((40, 3))
-    Y = (rng.random((40, 3)) < 0.4).astype(int)
-    Y[0] = [1, 0, 0]
-    reference, _, _ = cvxpy_dual_solution(rs.make_problem(X @ X.T, Y, 1.0))
+    X, Y, reference = _unshifted_problem()
     shifted = X + shift
     problem = rs.make_problem(shifted @ shifted.T, Y, 1.0, check_psd=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         result = SHIFTED_SOLVES[solver](problem, shifted)
+    assert_exact_optimum(problem, result, reference)
+
+
+@pytest.mark.parametrize("solver", ["ipm", "alm"])
+@pytest.mark.parametrize("shift", [1e4, 1e5])
+def test_exact_solvers_certify_features_far_from_the_origin(shift, solver):
+    """The problem above built as the estimator builds it for the linear kernel (the features, no
+    Gram matrix), shifted by 10⁴ and 10⁵. The interior point converted its biases back from the
+    centred ones through ``Wᵀm``, which left the round-off of the scores ``X(Xᵀβ)`` (about
+    ε·shift²·Σ|β|, nearly the same in every row) in every score: it stopped as stalled with a
+    certificate KKT residual of 7.6e-8 (10⁴) and 4.0e-6 (10⁵). The ALM, uncentred, stalled near 1.
+    ``uncentred_biases`` forms ``Kβ`` as the scores are formed, and absorbs that round-off."""
+    X, Y, reference = _unshifted_problem()
+    shifted = X + shift
+    problem = rs.make_problem(None, Y, 1.0, features=shifted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        if solver == "ipm":
+            result = interior_point(problem, shifted, tol=1e-8)
+        else:
+            result = proximal_alm(problem, tol=1e-8, factor=shifted)
     assert_exact_optimum(problem, result, reference)
 
 

@@ -15,10 +15,10 @@ fall by 4×; τ shrinks ×10 per outer step.
 K here is the centred kernel ``HKH`` (``H = I − 11ᵀ/n``; for the linear kernel, the features
 ``x_i − m``), as in the interior point and instance BCD. Where ``Aα = 0`` (``Σ_i β_ki = 0``) it
 gives the same objective as K, so the problem and its optimum are unchanged; the biases come out
-for the centred kernel and are converted back, ``b = ν − βᵀK1/n``. Uncentred, the kernel's
-constant mode (eigenvalue about ``n‖m‖²``) made every subproblem stiff: with features shifted by
-100 the ALM stopped as stalled at a relative gap of 2·10⁻³; centred, it certifies in 8 outer
-iterations.
+for the centred kernel and are converted back (:func:`mlsvm.formulations.rank_svm.uncentred_biases`).
+Uncentred, the kernel's constant mode (eigenvalue about ``n‖m‖²``) made every subproblem stiff:
+with features shifted by 100 the ALM stopped as stalled at a relative gap of 2·10⁻³; centred, it
+certifies in 8 outer iterations.
 
 Inner solver, two phases from the previous outer iterate:
 
@@ -60,7 +60,7 @@ import numpy as np
 from scipy.optimize import Bounds, minimize
 from scipy.sparse.linalg import LinearOperator, cg
 
-from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases, evaluate, restore_equalities
+from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities, uncentred_biases
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged, warn_stalled
 
 __all__ = ["MultiplierSchedule", "proximal_alm"]
@@ -94,11 +94,9 @@ class _AugmentedLagrangian:
         self.problem = problem
         self.factor = factor
         self.n_matvec = 0
-        #: ``K1/n``: the biases of the centred kernel are converted back with it (:meth:`biases`)
-        self.column_mean = self._uncentred(np.ones((problem.n_samples, 1))).ravel() / problem.n_samples
+        column_mean = self._uncentred(np.ones((problem.n_samples, 1))).ravel() / problem.n_samples
         #: ``diag(HKH) = K_ii − 2(K1)_i/n + 1ᵀK1/n²`` (≥ 0; clipped for round-off on equal rows)
-        self.kernel_diagonal = np.maximum(problem.kernel_diagonal - 2.0 * self.column_mean
-                                          + self.column_mean.mean(), 0.0)
+        self.kernel_diagonal = np.maximum(problem.kernel_diagonal - 2.0 * column_mean + column_mean.mean(), 0.0)
 
     def _uncentred(self, beta):
         if self.factor is not None:
@@ -109,10 +107,6 @@ class _AugmentedLagrangian:
         """``HKHβ``, ``H = I − 11ᵀ/n``: equal to ``Kβ`` up to a constant per label where ``Σ_i β_ki = 0``."""
         product = self._uncentred(beta - beta.mean(axis=0))
         return product - product.mean(axis=0)
-
-    def biases(self, beta, nu):
-        """The biases of Problem 8 from the centred kernel's ``ν``: ``b = ν − βᵀK1/n``, centred."""
-        return center_biases(nu - self.column_mean @ beta)
 
     def hessian_p(self, v):
         self.n_matvec += 1
@@ -214,14 +208,14 @@ def _minimise_inner(lagrangian: _AugmentedLagrangian, alpha, p_alpha, upper, tol
     return _projected_newton(lagrangian, alpha, p_alpha, upper, tol, max_iter)[:2]
 
 
-def _returned_point(lagrangian: _AugmentedLagrangian, alpha, nu) -> tuple[dict, dict]:
+def _returned_point(problem: RankSVMProblem, alpha, nu) -> tuple[dict, dict]:
     """``(primal, dual)`` the solver returns: α with the equality violation left at the stop
     (≤ tol) removed, so that ``dual(α)`` is a true lower bound (off the equalities it can exceed
     the primal: measured relative gap −5.9e-9 at tol 1e-8), its β, and the biases for the
     uncentred kernel, centred."""
-    alpha = restore_equalities(lagrangian.problem, alpha)
-    beta = lagrangian.problem.scatter(alpha)
-    return {"beta": beta, "b": lagrangian.biases(beta, nu)}, {"alpha": alpha}
+    alpha = restore_equalities(problem, alpha)
+    beta = problem.scatter(alpha)
+    return {"beta": beta, "b": uncentred_biases(problem, beta, nu)}, {"alpha": alpha}
 
 
 class MultiplierSchedule:
@@ -342,17 +336,18 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
         primal = 0.5 * quadratic + float(upper @ np.maximum(0.0, 1.0 - margins))
         dual = float(alpha.sum()) - 0.5 * quadratic
         gap = relative_gap(primal, dual)
-        point = {"beta": beta, "b": lagrangian.biases(beta, nu)}, {"alpha": alpha}
+        point = None
         stop_value = max(abs(gap), violation / scale)
         if stop_value <= tol:   # grade the point as the fit report will (module docstring)
-            point = _returned_point(lagrangian, alpha, nu)
+            point = _returned_point(problem, alpha, nu)
             certificate = evaluate(problem, *point)
             stop_value = max(abs(certificate.relative_gap), certificate.max_kkt)
             converged = stop_value <= tol
         for key, value in zip(history, (primal, dual, stop_value, gap, violation, lagrangian.n_matvec)):
             history[key].append(value)
         if callback is not None:
-            callback(iteration, *point)
+            callback(iteration, *(point or ({"beta": beta, "b": uncentred_biases(problem, beta, nu)},
+                                            {"alpha": alpha})))
         if converged:
             break
         if schedule.stalled(stop_value):
@@ -366,7 +361,7 @@ def proximal_alm(problem: RankSVMProblem, *, tol: float = 1e-8, max_iter: int = 
     elif not converged:
         warn_not_converged("proximal ALM", STOP_RULE, stop_value, tol, max_iter)
     if not converged:
-        point = _returned_point(lagrangian, alpha, nu)
+        point = _returned_point(problem, alpha, nu)
     primal_point, dual_point = point
     return SolverResult(primal=primal_point, dual=dual_point, converged=converged,
                         n_iter=iteration, stop_value=stop_value,

@@ -27,8 +27,8 @@ Near the optimum D⁻¹ spans many decades and the last formula cancels on the p
 so each step is refined by its residual on the full system (:meth:`_ReducedNewton.solve`).
 
 The solver works with the centred factor ``L − 1mᵀ`` (``m`` the mean row), which leaves Problem 10
-unchanged on its feasible set and turns the biases into ``c = b + Wᵀm`` (converted back at the
-end); near-singular systems get a small relative ridge (an inexact Newton step, still certified
+unchanged on its feasible set and turns the biases into ``c = b + Wᵀm`` (converted back by
+:func:`mlsvm.formulations.rank_svm.uncentred_biases`); near-singular systems get a small relative ridge (an inexact Newton step, still certified
 by the gap), and the tiny equality violation left at the stop is removed by a weighted
 least-norm correction before returning.
 
@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_solve
 
-from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases, evaluate, restore_equalities
+from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities, uncentred_biases
 from mlsvm.solvers.ipm_tools import Measure, box_qp_ipm, packed_outer, ridged_cholesky
 from mlsvm.solvers.result import SolverResult, relative_gap
 
@@ -150,21 +150,21 @@ class _ReducedNewton:
         return self.inverse_d * (rhs - margins), delta_nu
 
 
-def _returned_point(problem: RankSVMProblem, alpha, slack, nu, mean, factor) -> tuple[dict, dict]:
+def _returned_point(problem: RankSVMProblem, alpha, slack, nu) -> tuple[dict, dict]:
     """``(primal, dual)`` the solver returns at the current iterate: equalities restored, and the
-    biases of the centred factor converted back, ``b = c − Wᵀm``."""
+    biases of the centred factor converted back (:func:`mlsvm.formulations.rank_svm.uncentred_biases`)."""
     alpha = restore_equalities(problem, alpha, slack)
     beta = problem.scatter(alpha)
-    return {"beta": beta, "b": center_biases(nu - mean @ (factor.T @ beta))}, {"alpha": alpha}
+    return {"beta": beta, "b": uncentred_biases(problem, beta, nu)}, {"alpha": alpha}
 
 
 class _RankQP(_ReducedNewton):
     """Problem 10 for :func:`~mlsvm.solvers.ipm_tools.box_qp_ipm`: the free variables are the
     equality multipliers ν; the stopping value is ``max(|gap|, ‖Aα‖∞ / max(1, ‖u‖∞))``."""
 
-    def __init__(self, problem: RankSVMProblem, factor: np.ndarray, mean: np.ndarray):
+    def __init__(self, problem: RankSVMProblem, factor: np.ndarray):
         super().__init__(problem, factor)
-        self.mean, self.scale = mean, max(1.0, float(np.max(problem.upper)))
+        self.scale = max(1.0, float(np.max(problem.upper)))
 
     def measure(self, iterate):
         problem, alpha, nu = self.problem, iterate.alpha, iterate.free
@@ -186,7 +186,7 @@ class _RankQP(_ReducedNewton):
         return super().solve(rhs, self.balance)
 
     def point(self, iterate):
-        return _returned_point(self.problem, iterate.alpha, iterate.slack, iterate.free, self.mean, self.factor)
+        return _returned_point(self.problem, iterate.alpha, iterate.slack, iterate.free)
 
 
 def _certificate(problem: RankSVMProblem):
@@ -233,7 +233,6 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
     # b = c − Wᵀm. Off the feasible set the uncentred dual carries a term ½‖m(Aα)ᵀ‖² that acts
     # like a penalty of weight ‖m‖² on the equalities: with features around 1e4 it stalled the
     # equality violation at 1e-2 and made the Newton system singular to round-off.
-    mean = factor.mean(axis=0)
-    return box_qp_ipm(_RankQP(problem, factor - mean, mean), problem.upper, np.zeros(problem.n_labels),
+    return box_qp_ipm(_RankQP(problem, factor - factor.mean(axis=0)), problem.upper, np.zeros(problem.n_labels),
                       tol=tol, max_iter=max_iter, name="Rank-SVM interior point", stop_rule=STOP_RULE,
                       certificate=_certificate(problem), callback=callback)
