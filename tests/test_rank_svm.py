@@ -11,6 +11,7 @@ from sklearn.preprocessing import StandardScaler
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mlsvm import RankSVM
 from mlsvm.datasets import load_emotions
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_svm as rs
@@ -333,6 +334,27 @@ def test_exact_solvers_certify_features_far_from_the_origin(shift, solver):
         else:
             result = proximal_alm(problem, tol=1e-8, factor=shifted)
     assert_exact_optimum(problem, result, reference)
+
+
+@pytest.mark.parametrize("tol", [1e-6, 1e-8])
+def test_fast_route_certifies_standardised_emotions_shifted_far_from_the_origin(tol):
+    """Emotions[:120], standardised, then every feature shifted by 10⁴: the estimator's default
+    route (the interior point) stopped as stalled at a relative gap of 2.2e-5 even at tol 1e-6
+    (the biases' conversion above). The shift is absorbed by the biases, so the optimum is the
+    unshifted problem's, which the interior point certifies at tol 1e-10."""
+    emotions = load_emotions()
+    X, Y = StandardScaler().fit_transform(emotions.X[:120]), emotions.Y[:120]
+    unshifted = rs.make_problem(None, Y, 1.0, features=X)
+    interior = interior_point(unshifted, X, tol=1e-10)
+    assert interior.converged
+    reference = objectives_at(unshifted, interior)[3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = RankSVM(tol=tol).fit(X + 1e4, Y)
+    report = model.fit_report_
+    assert report.converged and report.solver == "ipm"
+    assert abs(report.relative_gap) <= tol and report.max_kkt <= tol
+    assert relative_difference(report.primal_objective, reference) <= EXACT.objective
 
 
 def _raw_emotions(n=100, C=10.0):
