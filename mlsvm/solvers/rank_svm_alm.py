@@ -17,7 +17,7 @@ K here is the centred kernel ``HKH`` (``H = I − 11ᵀ/n``; for the linear kern
 gives the same objective as K, so the problem and its optimum are unchanged; the biases come out
 for the centred kernel and are converted back (:func:`mlsvm.formulations.rank_svm.uncentred_biases`).
 Uncentred, the kernel's constant mode (eigenvalue about ``n‖m‖²``) made every subproblem stiff:
-with features shifted by 100 the ALM stopped as stalled at a relative gap of 2·10⁻³; centred, it
+with features shifted by 100 the ALM stopped as stalled at a duality gap of 2·10⁻³; centred, it
 certifies in 8 outer iterations.
 
 Inner solver, two phases from the previous outer iterate:

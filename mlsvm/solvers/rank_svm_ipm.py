@@ -28,9 +28,9 @@ so each step is refined by its residual on the full system (:meth:`_ReducedNewto
 
 The solver works with the centred factor ``L − 1mᵀ`` (``m`` the mean row), which leaves Problem 10
 unchanged on its feasible set and turns the biases into ``c = b + Wᵀm`` (converted back by
-:func:`mlsvm.formulations.rank_svm.uncentred_biases`); near-singular systems get a small relative ridge (an inexact Newton step, still certified
-by the gap), and the tiny equality violation left at the stop is removed by a weighted
-least-norm correction before returning.
+:func:`mlsvm.formulations.rank_svm.uncentred_biases`); near-singular systems get a small relative
+ridge (an inexact Newton step, still certified by the gap), and the tiny equality violation left
+at the stop is removed by a weighted least-norm correction before returning.
 
 Stopping rule (exact, stated, the same as :func:`mlsvm.solvers.rank_svm_alm.proximal_alm`):
 relative duality gap ``(primal(β(α), b = ν) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and**
