@@ -6,11 +6,13 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+import mlsvm
 from mlsvm import RankSVM
 from mlsvm.datasets import load_emotions, make_multiclass, make_multilabel
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import make_kernel
 from mlsvm.report import relative_difference
+from mlsvm.threshold import ThresholdPredictor, optimal_thresholds
 from mlsvm.verification.tolerances import tolerance
 
 EXACT = tolerance("rank_svm", "fast")
@@ -50,6 +52,28 @@ def test_prediction_is_the_threshold_rule_and_precomputed_kernel_matches():
     gram = make_kernel("rbf", 0.5)(X)
     precomputed = RankSVM(C=1.0, kernel="precomputed").fit(gram, Y)
     assert np.allclose(precomputed.decision_function(gram), scores, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["RankSVM", "MLODM"])
+def test_threshold_on_raw_emotions_is_fitted_on_the_scores_not_their_round_off(name):
+    """Emotions[:300] as MULAN ships it. The scores of both models sum to 0 over the labels by
+    construction; Rank-SVM's row sums carry round-off of about 1e-10, and the least-squares
+    threshold multiplied it by coefficients of 1.4e9 along v = 1 (8 of 1,758 predictions on the
+    other rows flipped by it). Both estimators fit the threshold with ``constant_sum``; on these
+    scores it must equal the fit on the scores with their row means removed, where lstsq sees no
+    such direction (an independent computation of the same fit)."""
+    emotions = load_emotions()
+    X, Y = emotions.X[:300], emotions.Y[:300]
+    model = getattr(mlsvm, name)(random_state=0).fit(X, Y)
+    assert model.threshold_.constant_sum and abs(model.threshold_.coef_.sum()) <= 1e-12
+    scores = model.decision_function(X)
+    predictor = ThresholdPredictor(constant_sum=True).fit(scores, Y)
+    centred = scores - scores.mean(axis=1, keepdims=True)
+    reference = np.linalg.lstsq(np.hstack([centred, np.ones((300, 1))]), optimal_thresholds(scores, Y), rcond=None)[0]
+    np.testing.assert_allclose(predictor.coef_, reference[:-1], atol=1e-8)
+    assert predictor.intercept_ == pytest.approx(reference[-1], abs=1e-8)
+    if name == "RankSVM":   # the failure this guards against, on the same scores
+        assert np.max(np.abs(ThresholdPredictor().fit(scores, Y).coef_)) > 1e6
 
 
 def test_multiclass_input_is_weston_watkins_and_predicts_classes():

@@ -64,6 +64,25 @@ def test_separable_scores_give_zero_error_threshold_between_the_groups():
     assert optimal_thresholds(scores[None], relevant[None])[0] == pytest.approx(0.5)
 
 
+def test_constant_sum_scores_get_the_minimum_norm_threshold():
+    """Scores whose rows sum to 0 up to round-off (as Rank-SVM's and mLODM's do): the direction
+    v = 1 of [F, 1] is null but for the round-off, and lstsq kept it (coefficients of 6.5e9 here,
+    1.4e9 on Rank-SVM's raw-emotions scores). constant_sum=True fits v ⊥ 1; the reference is the
+    minimum-norm solution on the exact scores, by the pseudo-inverse."""
+    rng = np.random.default_rng(3)
+    exact = rng.standard_normal((200, 5))
+    exact -= exact.mean(axis=1, keepdims=True)                       # rows sum to 0 exactly
+    Y = (exact > 0.2).astype(int)
+    F = exact + 1e-12 * rng.standard_normal(200)[:, None]            # round-off along 1
+    targets = optimal_thresholds(F, Y)
+    reference = np.linalg.pinv(np.hstack([exact, np.ones((200, 1))]), rcond=1e-10) @ targets
+    predictor = ThresholdPredictor(constant_sum=True).fit(F, Y)
+    np.testing.assert_allclose(predictor.coef_, reference[:-1], atol=1e-9)
+    assert predictor.intercept_ == pytest.approx(reference[-1], abs=1e-9)
+    assert abs(predictor.coef_.sum()) <= 1e-12
+    assert np.max(np.abs(ThresholdPredictor().fit(F, Y).coef_)) > 1e3   # without it
+
+
 def test_predictor_recovers_a_linear_threshold_and_predicts_strictly_above():
     rng = np.random.default_rng(0)
     F = rng.standard_normal((200, 5))

@@ -87,7 +87,7 @@ class MLODM(KernelMultilabelEstimator):
         self.dual_coef_ = {"alpha": result.dual["alpha"], "beta": result.dual["beta"]}
         self.n_pairs_, self.n_without_pairs_ = pairs.n_pairs, pairs.n_without_pairs
         self.margin_stats_ = mlodm.margin_statistics(pairs.gather(scores))
-        self.threshold_ = ThresholdPredictor().fit(scores, Y)
+        self.threshold_ = ThresholdPredictor(constant_sum=True).fit(scores, Y)
 
     def _decision(self, gram_test: np.ndarray) -> np.ndarray:
         return gram_test @ self.coef_

@@ -72,7 +72,7 @@ class RankSVM(KernelMultilabelEstimator):
         self.alpha_ = result.dual["alpha"]
         self.dual_coef_, self.intercept_ = evaluation.extra["beta"], evaluation.extra["b"]
         self.n_pairs_, self.n_without_pairs_ = problem.n_pairs, problem.pairs.n_without_pairs
-        self.threshold_ = ThresholdPredictor().fit(evaluation.extra["scores"], Y)
+        self.threshold_ = ThresholdPredictor(constant_sum=True).fit(evaluation.extra["scores"], Y)
         if self.kernel == "linear":   # f(x) = xᵀXᵀβ + b: predictions need no test Gram matrix
             self.coef_ = np.asarray(self.X_fit_.T @ self.dual_coef_)
 
