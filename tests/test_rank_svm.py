@@ -68,6 +68,14 @@ def objectives_at(problem, result):
     return alpha, b, beta, rs.primal_objective(problem, beta, b), rs.dual_objective(problem, alpha)
 
 
+def certified_interior_optimum(problem, X):
+    """The primal optimum by the interior point at tol 1e-10, asserted certified (a reference where
+    CVXPY is slow: hundreds of rows)."""
+    interior = interior_point(problem, X, tol=1e-10)
+    assert interior.converged
+    return objectives_at(problem, interior)[3]
+
+
 def assert_exact_optimum(problem, result, reference):
     """The result converged to the reference optimum within the EXACT row (objective, relative gap,
     every KKT residual); returns its β."""
@@ -345,9 +353,7 @@ def test_fast_route_certifies_standardised_emotions_shifted_far_from_the_origin(
     emotions = load_emotions()
     X, Y = StandardScaler().fit_transform(emotions.X[:120]), emotions.Y[:120]
     unshifted = rs.make_problem(None, Y, 1.0, features=X)
-    interior = interior_point(unshifted, X, tol=1e-10)
-    assert interior.converged
-    reference = objectives_at(unshifted, interior)[3]
+    reference = certified_interior_optimum(unshifted, X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = RankSVM(tol=tol).fit(X + 1e4, Y)
@@ -424,9 +430,7 @@ def test_alm_certifies_standardised_emotions():
     emotions = load_emotions()
     X = StandardScaler().fit_transform(emotions.X[:400])
     problem = rs.make_problem(X @ X.T, emotions.Y[:400], 1.0, features=X)
-    interior = interior_point(problem, X, tol=1e-10)
-    assert interior.converged
-    reference = objectives_at(problem, interior)[3]
+    reference = certified_interior_optimum(problem, X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         result = proximal_alm(problem, tol=1e-6, factor=X)
