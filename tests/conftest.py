@@ -10,7 +10,8 @@ from mlsvm.datasets import find_datasets_dir
 
 # The tests' linear algebra is small: one BLAS thread, so that the suite's time does not hang on how
 # a BLAS spreads small products over the cores (on 2 cores its threads cost far more than they gave;
-# the measurement is in the 2026-11-29 note of issue 16). Results do not depend on it.
+# the measurement is in the 2026-11-29 note of issue 16). The cores go to pytest-xdist's worker
+# processes instead (pyproject.toml). Results do not depend on it.
 threadpool_limits(1)
 
 # Solvers take milliseconds to seconds: no per-example deadline; a fixed budget of examples so
