@@ -28,7 +28,7 @@ CVXPY = tolerance("rank_svm", "cvxpy")
 
 
 @st.composite
-def rank_problems(draw, min_q=2, max_q=4):
+def rank_problems(draw, min_q=2, max_q=4, Cs=(0.1, 1.0, 10.0)):
     """Small problems with the awkward label structures of SPEC §3 and at least one pair."""
     n = draw(st.integers(4, 12))
     d = draw(st.integers(1, 3))
@@ -49,7 +49,7 @@ def rank_problems(draw, min_q=2, max_q=4):
     Y[-1, :] = 0
     Y[-1, -1] = 1                                      # at least one instance with pairs
     kernel = draw(st.sampled_from(["linear", "rbf"]))
-    C = draw(st.sampled_from([0.1, 1.0, 10.0]))
+    C = draw(st.sampled_from(Cs))
     gram = make_kernel(kernel, "scale", X=X)(X)
     return rs.make_problem(gram, Y, C), X
 

@@ -459,7 +459,8 @@ def _free_set_cg(gram, instance, relevant, irrelevant, alpha, upper, gradient, f
     return new, instances, beta_change
 
 
-def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.ndarray) -> np.ndarray:
+def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.ndarray, *,
+                     full_lp: bool = True, lp_iterations: int | None = None) -> np.ndarray | None:
     """The biases minimising the primal for the current w: the equality multipliers of the
     Frank–Wolfe LP ``min ⟨g, α'⟩`` over the feasible set (as
     :func:`mlsvm.formulations.rank_svm.optimal_biases`, which solves it on all T pairs).
@@ -468,7 +469,7 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
     of 0 are LP variables; the others are fixed at the bound the sign of ``ĝ_t`` picks (``u`` for
     ``ĝ < 0``, 0 for ``ĝ > 0``). If the multipliers found keep every fixed pair's sign, they with
     the fixed values satisfy the full LP's optimality conditions, so they are exact; otherwise
-    ``δ`` grows ×100, and the full LP is solved last.
+    ``δ`` grows ×100, and the full LP is solved last (``full_lp``; without it, None).
 
     Parameters
     ----------
@@ -478,6 +479,11 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
         The dual gradient ``g_t = G[i,k] − G[i,l] − 1`` at the current α.
     guess : array of shape (Q,)
         Biases used to pick the pairs that enter the LP (e.g. the previous ones).
+    full_lp : bool, default=True
+        Solve the LP on all T pairs when the pairs near their margin do not give the biases; if
+        False, return None instead.
+    lp_iterations : int or None, optional
+        Dual simplex iterations of each LP at most (an LP that needs more counts as not solved).
     """
     pairs, upper, q = problem.pairs, problem.upper, problem.n_labels
     scale = max(1.0, float(np.max(np.abs(gradient))))
@@ -490,7 +496,8 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
             continue
         solution = formulation.circulation_lp(gradient[near], problem.equality[: q - 1][:, near],
                                               -(problem.equality[: q - 1] @ fixed), upper[near],
-                                              dual_feasibility_tolerance=1e-10, primal_feasibility_tolerance=1e-10)
+                                              dual_feasibility_tolerance=1e-10, primal_feasibility_tolerance=1e-10,
+                                              **({} if lp_iterations is None else {"maxiter": lp_iterations}))
         if solution is None:
             continue
         b = np.zeros(q)
@@ -500,7 +507,7 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
         at_upper, at_lower = ~near & (reduced < 0.0), ~near & (reduced > 0.0)
         if np.all(after[at_upper] <= slack) and np.all(after[at_lower] >= -slack):
             return center_biases(b)
-    return formulation.linear_minimizer(problem, gradient)[1]
+    return formulation.linear_minimizer(problem, gradient)[1] if full_lp else None
 
 
 def _dual_roundoff(alpha_sum, root_diagonal, beta):
