@@ -260,7 +260,9 @@ def test_interior_point_refuses_a_factor_of_the_wrong_shape_or_too_large_a_syste
     with pytest.raises(ValueError, match=r"factor must have shape \(8, r\)"):
         interior_point(problem, X[:5])
     too_wide = np.zeros((8, MAX_SYSTEM_SIZE // 3 + 1))
-    with pytest.raises(ValueError, match="use mlsvm.solvers.rank_svm_alm.proximal_alm"):
+    with pytest.raises(ValueError, match=r"size Q\(rank \+ 1\) − 1 = 4004 > 4000.*use solver='fast' .*'bcd' or "
+                                         r"'alm' \(mlsvm.solvers.rank_svm_bcd.instance_bcd, "
+                                         r"mlsvm.solvers.rank_svm_alm.proximal_alm\)"):
         interior_point(problem, too_wide)
 
 

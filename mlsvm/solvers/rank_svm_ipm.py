@@ -226,8 +226,10 @@ def interior_point(problem: RankSVMProblem, factor: np.ndarray, *, tol: float = 
         raise ValueError(f"factor must have shape ({problem.n_samples}, r); got {factor.shape}")
     size = problem.n_labels * (factor.shape[1] + 1) - 1
     if size > MAX_SYSTEM_SIZE:
-        raise ValueError(f"factor has rank {factor.shape[1]}: the Newton system would have size {size} "
-                         f"> {MAX_SYSTEM_SIZE}; use mlsvm.solvers.rank_svm_alm.proximal_alm")
+        raise ValueError(f"factor has rank {factor.shape[1]}: the interior point's Newton system would have size "
+                         f"Q(rank + 1) − 1 = {size} > {MAX_SYSTEM_SIZE}; use solver='fast' (it picks a route that "
+                         f"fits), 'bcd' or 'alm' (mlsvm.solvers.rank_svm_bcd.instance_bcd, "
+                         f"mlsvm.solvers.rank_svm_alm.proximal_alm)")
     # Work with the centred factor L_c = L − 1mᵀ (m the mean row). On the feasible set (Σ_i β_ki = 0)
     # L_cᵀβ = Lᵀβ, so Problem 10 is unchanged; in the primal, L_cW + 1cᵀ = LW + 1bᵀ with
     # b = c − Wᵀm. Off the feasible set the uncentred dual carries a term ½‖m(Aα)ᵀ‖² that acts
