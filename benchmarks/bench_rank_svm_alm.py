@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
-import warnings
 
-import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
+from alternating import graded_fit, print_summary, report_case
 from before_tree import solver_from_tree
 from mlsvm.datasets import load_bibtex, load_emotions, load_yeast
 from mlsvm.formulations import rank_svm as rs
@@ -64,12 +61,7 @@ PROBLEMS = {
 
 def run(solve, problem):
     """(CPU seconds, result, Hessian products or None, relative gap, max scaled KKT)."""
-    start = time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        result = solve(problem)
-    seconds = time.process_time() - start
-    evaluation = rs.evaluate(problem, result.primal, result.dual)
+    seconds, result, evaluation = graded_fit(solve, problem, rs.evaluate)
     products = result.history.get("n_matvec", [None])[-1]
     return seconds, result, products, evaluation.relative_gap, evaluation.max_kkt
 
@@ -105,16 +97,8 @@ def main():
                 print(f"  {side:6s} {seconds:7.2f} s  certified {result.converged!s:5s} gap {gap:8.1e}  KKT {kkt:8.1e}"
                       f"  iterations {result.n_iter}" + (f"  products {products}" if products is not None else ""),
                       flush=True)
-        medians = {side: float(np.median(values)) for side, values in times.items()}
-        ratios = {side: medians["alm"] / medians[side] for side in sides if side != "alm"}
-        print("  medians: " + ", ".join(f"{side} {value:.2f} s" for side, value in medians.items())
-              + "; " + ", ".join(f"alm/{side} {ratio:.2f}x" for side, ratio in ratios.items()))
-        summary.append((name, medians, ratios))
-    print("\nproblem | " + " | ".join(f"{side} s" for side in sides) + " | "
-          + " | ".join(f"alm/{side}" for side in sides if side != "alm"))
-    for name, medians, ratios in summary:
-        print(f"{name} | " + " | ".join(f"{medians[side]:.2f}" for side in sides) + " | "
-              + " | ".join(f"{ratios[side]:.2f}x" for side in ratios))
+        summary.append((name, *report_case(times, "alm")))
+    print_summary(summary, "alm", "problem")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
+from alternating import graded_fit, print_summary, report_case
 from before_tree import solver_from_tree
 from mlsvm.datasets import load_bibtex
 from mlsvm.formulations import rank_svm as rs
@@ -44,12 +45,7 @@ CASES = [f"{scaling}-C{C:g}" for scaling in SCALINGS for C in (1, 0.01)]
 
 def run_bcd(solve, problem):
     """(CPU seconds, summary) of one BCD fit graded by the formulation's own functions."""
-    start = time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        result = solve(problem)
-    seconds = time.process_time() - start
-    evaluation = rs.evaluate(problem, result.primal, result.dual)
+    seconds, result, evaluation = graded_fit(solve, problem, rs.evaluate)
     return seconds, (f"certified {result.converged!s:5s} gap {evaluation.relative_gap:8.1e}  "
                      f"KKT {evaluation.max_kkt:8.1e}  passes {result.n_iter}")
 
@@ -98,18 +94,8 @@ def main():
                 seconds, line = (run_linearsvc(Xs, Y, C) if side == "linearsvc" else run_bcd(sides[side], problem))
                 times[side].append(seconds)
                 print(f"  {side:9s} {seconds:7.2f} s  {line}", flush=True)
-        medians = {side: float(np.median(values)) for side, values in times.items()}
-        ratios = {side: medians["bcd"] / medians[side] for side in medians if side != "bcd"}
-        print("  medians: " + ", ".join(f"{side} {value:.2f} s" for side, value in medians.items())
-              + "; " + ", ".join(f"bcd/{side} {ratio:.2f}x" for side, ratio in ratios.items()))
-        summary.append((case, medians, ratios))
-    sides_all = list(summary[0][1]) if summary else []
-    print("\ncase | " + " | ".join(f"{side} s" for side in sides_all) + " | "
-          + " | ".join(f"bcd/{side}" for side in sides_all if side != "bcd"))
-    for case, medians, ratios in summary:
-        print(f"{case} | " + " | ".join(f"{medians[side]:.2f}" for side in medians) + " | "
-              + " | ".join(f"{ratios[side]:.2f}x" for side in ratios))
-
+        summary.append((case, *report_case(times, "bcd")))
+    print_summary(summary, "bcd", "case")
 
 if __name__ == "__main__":
     main()
