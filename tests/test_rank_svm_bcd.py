@@ -200,13 +200,25 @@ def test_compiled_bcd_on_csr_features_reaches_the_cvxpy_optimum_of_two_backends(
     assert relative_difference(evaluation.primal_objective, reference) <= EXACT.objective
 
 
+def _bibtex_text(bibtex, n_rows, norm, C, *, pairs_only=False):
+    """The first ``n_rows`` bibtex rows on their 12 first labels and 300 most used words, scaled by
+    ``norm`` (a common preprocessing of text; None keeps the binary features); rows without any of
+    the words dropped, and with ``pairs_only`` the rows without a ranking pair too."""
+    X = bibtex.X[:n_rows]
+    X = X[:, np.argsort(-np.asarray(X.sum(axis=0)).ravel(), kind="stable")[:300]]
+    X = X if norm is None else normalize(X, norm)
+    Y = np.asarray(bibtex.Y)[:n_rows, :12]
+    keep = np.asarray(X.sum(axis=1)).ravel() > 0
+    if pairs_only:
+        keep &= (Y.sum(axis=1) > 0) & (Y.sum(axis=1) < Y.shape[1])
+    return rs.make_problem(None, Y[keep], C, features=sp.csr_matrix(X[keep]))
+
+
 @pytest.mark.realdata
 def test_bcd_agrees_with_the_interior_point_on_a_wider_bibtex_subset(bibtex):
     """150 rows, 12 labels, the 300 most used words: the compiled passes meet ipm to 1e-6 (objective)
     and give the same weights W (unique: the primal is strictly convex in W; the biases need not be)."""
-    X = bibtex.X[:150]
-    X = X[:, np.argsort(-np.asarray(X.sum(axis=0)).ravel(), kind="stable")[:300]]
-    problem = rs.make_problem(None, np.asarray(bibtex.Y)[:150, :12], 1.0, features=sp.csr_matrix(X))
+    problem = _bibtex_text(bibtex, 150, None, 1.0)   # no row lacks all 300 words
     values, weights = {}, {}
     for solver in ("bcd", "ipm"):
         result = registry.MODEL.solvers[solver].run(problem, tol=1e-7, max_iter=None)
@@ -248,19 +260,6 @@ def _assert_bcd_meets_the_interior_point(problem):
         assert result.converged and max(abs(evaluation.relative_gap), evaluation.max_kkt) <= 1e-8, solver
         values[solver] = evaluation.primal_objective
     assert relative_difference(values["bcd"], values["ipm"]) <= 1e-7
-
-
-def _bibtex_text(bibtex, n_rows, norm, C, *, pairs_only=False):
-    """The first ``n_rows`` bibtex rows on their 12 first labels and 300 most used words, scaled by
-    ``norm`` (a common preprocessing of text); rows without any of the words dropped, and with
-    ``pairs_only`` the rows without a ranking pair too."""
-    X = bibtex.X[:n_rows]
-    X = normalize(X[:, np.argsort(-np.asarray(X.sum(axis=0)).ravel(), kind="stable")[:300]], norm)
-    Y = np.asarray(bibtex.Y)[:n_rows, :12]
-    keep = np.asarray(X.sum(axis=1)).ravel() > 0
-    if pairs_only:
-        keep &= (Y.sum(axis=1) > 0) & (Y.sum(axis=1) < Y.shape[1])
-    return rs.make_problem(None, Y[keep], C, features=sp.csr_matrix(X[keep]))
 
 
 @pytest.mark.realdata

@@ -74,7 +74,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from mlsvm.formulations.rank_svm import RankSVMProblem, evaluate, restore_equalities
+from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases, evaluate, restore_equalities
 from mlsvm.solvers.compiled import argsort, compiled, search
 from mlsvm.solvers.rank_svm_alm import MultiplierSchedule
 from mlsvm.solvers.rank_svm_decomposition import certified_biases
@@ -435,13 +435,13 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
             # the biases, not the equalities, hold the gap, or ρ reaches its cap (where the inner
             # passes crawl): the biases that minimise the primal for these weights replace ν where a
             # bounded LP over the pairs near their margin finds them
-            optimal = certified_biases(problem, gradient - problem.equality_adjoint(nu), nu - nu.mean(),
+            optimal = certified_biases(problem, gradient - problem.equality_adjoint(nu), center_biases(nu),
                                        full_lp=False, lp_iterations=BIASES_LP_ITERATIONS * q)
             if optimal is not None:   # biases set directly: ρ is not raised to its cap for them
                 gradient += problem.equality_adjoint(optimal - nu)
                 nu, next_rho = optimal, (rho if next_rho >= schedule.rho_cap else next_rho)
                 gap, violation, stop_value = _gap_and_violation(alpha, upper, quadratic, gradient, s, scale)
-        point = ({"beta": beta, "b": nu - projected - np.mean(nu - projected)}, {"alpha": alpha})
+        point = ({"beta": beta, "b": center_biases(nu - projected)}, {"alpha": alpha})
         if stop_value <= tol:
             gradient = None   # recomputed by the next check; T floats less while the certificate runs
             stop_value, point = _certify(problem, alpha, nu, centre, tol)
@@ -486,7 +486,7 @@ def _returned_point(problem, alpha, nu, centre):
     alpha = restore_equalities(problem, alpha)
     beta = problem.scatter(alpha)
     b = nu - beta.T @ centre.products     # wᵀm = βᵀ(Xm)
-    return {"beta": beta, "b": b - b.mean()}, {"alpha": alpha}
+    return {"beta": beta, "b": center_biases(b)}, {"alpha": alpha}
 
 
 def _certify(problem, alpha, nu, centre, tol, biases_lp=True):
@@ -501,7 +501,7 @@ def _certify(problem, alpha, nu, centre, tol, biases_lp=True):
     # the plain dual gradient (without the multiplier terms) at the restored α
     restored = point[1]["alpha"]
     plain = problem.gather(problem.kernel_times(problem.scatter(restored))) - 1.0
-    b = certified_biases(problem, plain, nu - nu.mean())
+    b = certified_biases(problem, plain, center_biases(nu))
     other = ({"beta": point[0]["beta"], "b": b}, point[1])
     other_certificate = evaluate(problem, *other)
     other_value = max(abs(other_certificate.relative_gap), other_certificate.max_kkt)
