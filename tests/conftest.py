@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from threadpoolctl import threadpool_limits
 
-from mlsvm.datasets import find_datasets_dir
+from mlsvm.datasets import find_datasets_dir, load_bibtex
 
 # The tests' linear algebra is small: one BLAS thread, so that the suite's time does not hang on how
 # a BLAS spreads small products over the cores (on 2 cores its threads cost far more than they gave;
@@ -31,3 +31,11 @@ def datasets_dir():
     if directory is None or not (directory / "emotions.arff").is_file():
         pytest.skip("MULAN datasets not found: place them in ../shared/datasets or set MLSVM_DATASETS")
     return directory
+
+
+@pytest.fixture(scope="session")
+def bibtex(datasets_dir):
+    """bibtex's train split (its first 4880 rows; sparse X), or a skip when bibtex.arff is absent."""
+    if not (datasets_dir / "bibtex.arff").is_file():
+        pytest.skip(f"bibtex.arff not found in {datasets_dir}")
+    return load_bibtex("train", datasets_dir / "bibtex.arff")

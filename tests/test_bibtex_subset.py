@@ -12,7 +12,6 @@ import pytest
 import scipy.sparse as sp
 
 from mlsvm import MLODM, SM3L, SMSVM, MatrixSVM, OvNSVM, RankSVM
-from mlsvm.datasets import load_bibtex
 
 TOL = 1e-6
 MODELS = {
@@ -26,13 +25,10 @@ MODELS = {
 
 
 @pytest.fixture(scope="module")
-def bibtex_subset(datasets_dir):
-    if not (datasets_dir / "bibtex.arff").is_file():
-        pytest.skip(f"bibtex.arff not found in {datasets_dir}")
-    data = load_bibtex("train", datasets_dir / "bibtex.arff")
-    Y = np.asarray(data.Y)
+def bibtex_subset(bibtex):
+    Y = np.asarray(bibtex.Y)
     frequent = np.argsort(-Y[:800].sum(axis=0), kind="stable")[:10]
-    return data.X[:1000], Y[:1000][:, frequent]
+    return bibtex.X[:1000], Y[:1000][:, frequent]
 
 
 @pytest.mark.realdata

@@ -16,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
 
 from mlsvm import RankSVM, kernels
-from mlsvm.datasets import load_bibtex, make_multilabel
+from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import gram_factor
 from mlsvm.registry import rank_svm as registry
@@ -90,13 +90,6 @@ def _sparse_text(n, q, d=1836, words=70, seed=0):
     for i in range(n):
         Y[i, rng.choice(q, rng.integers(1, 4), replace=False)] = 1
     return X, Y
-
-
-@pytest.fixture(scope="module")
-def bibtex(datasets_dir):
-    if not (datasets_dir / "bibtex.arff").is_file():
-        pytest.skip(f"bibtex.arff not found in {datasets_dir}")
-    return load_bibtex("train", datasets_dir / "bibtex.arff")
 
 
 def _assert_bcd_agrees_with_ipm_and_alm(X, Y):
