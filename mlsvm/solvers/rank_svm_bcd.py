@@ -22,10 +22,11 @@ too slowly: ρ climbs to its cap, where the passes crawl (their rate is about �
 the budget runs out (bibtex rows of unit length at C = 0.01; binary bibtex at C = 2·10⁻⁴). So when
 an update's relative gap is at least :data:`BIASES_LP_FROM` times its equality violation (the
 biases, not the equalities, hold the gap) or ρ would reach its cap, ν is replaced by the biases
-that minimise the primal for the current weights — the LP of
-:func:`mlsvm.solvers.rank_svm_decomposition.certified_biases` on the pairs near their margin,
-at most :data:`BIASES_LP_ITERATIONS` dual simplex iterations per label, never the LP on all pairs —
-and ρ then stays below its cap. These biases lower the gap of the update by construction; the
+that minimise the primal for the current weights — those of
+:func:`mlsvm.solvers.rank_svm_decomposition.certified_biases`: a minimum-cost circulation on all
+pairs by the network simplex, started from ν, in ``O(T)`` memory; failing that, HiGHS on the pairs
+near their margin, at most :data:`BIASES_LP_ITERATIONS` dual simplex iterations per label, never
+HiGHS on all pairs — and ρ then stays below its cap. These biases lower the gap of the update by construction; the
 certificate is unchanged (below). Where neither holds (C = 1 on bibtex) the run is the plain
 method of multipliers.
 
@@ -98,7 +99,7 @@ CHECK_EVERY = 10
 #: a multiplier update tries the primal-optimal biases when its relative gap is at least this times
 #: the equality violation (relative to ``max u``): the biases are then far from optimal (small C·‖x‖²)
 BIASES_LP_FROM = 0.1
-#: that LP's dual simplex iterations at most, per label
+#: the HiGHS LP's dual simplex iterations at most, per label (where the network simplex fails)
 BIASES_LP_ITERATIONS = 20
 
 
@@ -433,8 +434,7 @@ def instance_bcd(problem: RankSVMProblem, *, tol: float = 1e-6, max_iter: int = 
         next_rho = schedule.penalty(rho, violation)
         if stop_value > tol and (abs(gap) >= BIASES_LP_FROM * violation / scale or next_rho >= schedule.rho_cap):
             # the biases, not the equalities, hold the gap, or ρ reaches its cap (where the inner
-            # passes crawl): the biases that minimise the primal for these weights replace ν where a
-            # bounded LP over the pairs near their margin finds them
+            # passes crawl): the biases that minimise the primal for these weights replace ν
             optimal = certified_biases(problem, gradient - problem.equality_adjoint(nu), center_biases(nu),
                                        full_lp=False, lp_iterations=BIASES_LP_ITERATIONS * q)
             if optimal is not None:   # biases set directly: ρ is not raised to its cap for them

@@ -83,7 +83,7 @@ Stopping rule (exact, stated): the formulation's own relative duality gap
 ``(primal(β(α), b) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and** the largest scaled KKT
 residual of :func:`mlsvm.formulations.rank_svm.kkt_residuals` ``≤ tol``, with ``b`` the biases that
 minimise the primal for the current w (:func:`certified_biases`: the multipliers of the
-Frank–Wolfe LP, solved on the pairs near their bound switch). Each full check records a primal
+Frank–Wolfe LP, a minimum-cost circulation solved by the network simplex). Each full check records a primal
 at least-squares biases (an upper bound) and its relative gap to the dual; the certificate is
 evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase beyond the round-off of its evaluation, :func:`_dual_roundoff`, for
@@ -108,6 +108,7 @@ from sklearn.exceptions import ConvergenceWarning
 from mlsvm.formulations import rank_svm as formulation
 from mlsvm.formulations.rank_svm import RankSVMProblem, center_biases
 from mlsvm.solvers import rank_svm_decomposition_kernels as kernels
+from mlsvm.solvers.circulation import min_cost_circulation
 from mlsvm.solvers.ipm_tools import ridged_cholesky
 from mlsvm.solvers.result import SolverResult, relative_gap, warn_not_converged
 
@@ -463,13 +464,23 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
                      full_lp: bool = True, lp_iterations: int | None = None) -> np.ndarray | None:
     """The biases minimising the primal for the current w: the equality multipliers of the
     Frank–Wolfe LP ``min ⟨g, α'⟩`` over the feasible set (as
-    :func:`mlsvm.formulations.rank_svm.optimal_biases`, which solves it on all T pairs).
+    :func:`mlsvm.formulations.rank_svm.optimal_biases`, which solves it with HiGHS on all T pairs).
 
-    Only the pairs whose reduced gradient ``ĝ_t = g_t + b_k − b_l`` at ``guess`` lies within ``δ``
-    of 0 are LP variables; the others are fixed at the bound the sign of ``ĝ_t`` picks (``u`` for
-    ``ĝ < 0``, 0 for ``ĝ > 0``). If the multipliers found keep every fixed pair's sign, they with
-    the fixed values satisfy the full LP's optimality conditions, so they are exact; otherwise
-    ``δ`` grows ×100, and the full LP is solved last (``full_lp``; without it, None).
+    That LP is a minimum-cost circulation on the label graph (pair ``(i, k, l)`` an arc ``k → l``,
+    cost ``g_t``, capacity ``u_t``; the biases are minus its potentials). It is solved first by the
+    network simplex of :func:`mlsvm.solvers.circulation.min_cost_circulation` on all pairs,
+    started from ``guess``: ``O(T)`` memory, and a few pivots per pair that ``guess`` puts on the
+    wrong bound. Its answer is accepted when its flow balances every label and it satisfies
+    complementary slackness with the biases: reduced gradient ``ĝ_t = g_t + b_k − b_l ≤ 0`` where
+    ``α'_t = u_t``, ``≥ 0`` where ``α'_t = 0``, and 0 in between (each up to ``1e-12`` of the
+    largest ``|g_t|``). Then the biases are exact.
+
+    Otherwise HiGHS (:func:`mlsvm.formulations.rank_svm.circulation_lp`) on the pairs whose
+    ``ĝ_t`` at ``guess`` lies within ``δ`` of 0, the others fixed at the bound the sign of ``ĝ_t``
+    picks (``u`` for ``ĝ < 0``, 0 for ``ĝ > 0``). If the multipliers found keep every fixed pair's
+    sign, they with the fixed values satisfy the full LP's optimality conditions, so they are
+    exact; otherwise ``δ`` grows ×100, and the full LP is solved last (``full_lp``; without it,
+    None).
 
     Parameters
     ----------
@@ -478,15 +489,28 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
     gradient : array of shape (T,)
         The dual gradient ``g_t = G[i,k] − G[i,l] − 1`` at the current α.
     guess : array of shape (Q,)
-        Biases used to pick the pairs that enter the LP (e.g. the previous ones).
+        Biases to start from (e.g. the previous ones).
     full_lp : bool, default=True
-        Solve the LP on all T pairs when the pairs near their margin do not give the biases; if
-        False, return None instead.
+        Solve the LP on all T pairs when neither the network simplex nor the pairs near their
+        margin give the biases; if False, return None instead.
     lp_iterations : int or None, optional
-        Dual simplex iterations of each LP at most (an LP that needs more counts as not solved).
+        Dual simplex iterations of each HiGHS LP at most (an LP that needs more counts as not
+        solved).
     """
     pairs, upper, q = problem.pairs, problem.upper, problem.n_labels
     scale = max(1.0, float(np.max(np.abs(gradient))))
+    slack = 1e-12 * scale
+    solution = min_cost_circulation(pairs.relevant, pairs.irrelevant, gradient, upper, q, -np.asarray(guess))
+    if solution is not None:
+        flow, potential = solution
+        b = center_biases(-potential)
+        after = gradient + b[pairs.relevant] - b[pairs.irrelevant]
+        at_upper, at_lower = flow >= upper, flow <= 0.0
+        between = ~(at_upper | at_lower)
+        if (np.max(np.abs(problem.balance(flow)), initial=0.0) <= 1e-12 * float(np.sum(upper))
+                and np.all(after[at_upper] <= slack) and np.all(after[at_lower] >= -slack)
+                and np.all(np.abs(after[between]) <= slack)):
+            return b
     for delta in (1e-8, 1e-6, 1e-4, 1e-2, 1.0):
         reduced = gradient + guess[pairs.relevant] - guess[pairs.irrelevant]
         near = np.abs(reduced) <= delta * scale
@@ -503,7 +527,6 @@ def certified_biases(problem: RankSVMProblem, gradient: np.ndarray, guess: np.nd
         b = np.zeros(q)
         b[: q - 1] = -solution[1]
         after = gradient + b[pairs.relevant] - b[pairs.irrelevant]
-        slack = 1e-12 * scale
         at_upper, at_lower = ~near & (reduced < 0.0), ~near & (reduced > 0.0)
         if np.all(after[at_upper] <= slack) and np.all(after[at_lower] >= -slack):
             return center_biases(b)
