@@ -85,6 +85,19 @@ def _tree_cost(arc, child, n_arcs, tail, cost, artificial_tail, artificial_cost)
 
 
 @compiled
+def _fill_depths(parent, depth, path):
+    """Set every depth marked −1 from the nearest ancestor with a depth (``path``: scratch)."""
+    for v in range(parent.size):
+        length, w = 0, v
+        while depth[w] < 0:
+            path[length] = w
+            length += 1
+            w = parent[w]
+        for i in range(length - 1, -1, -1):
+            depth[path[i]] = depth[parent[path[i]]] + 1
+
+
+@compiled
 def _refresh(parent, parent_arc, depth, potential, order, n_arcs, tail, head, cost, capacity, flow,
              artificial_tail, artificial_cost, artificial_flow):
     """Recompute depths, potentials (from the root) and the tree arcs' flows (from the arcs on
@@ -94,15 +107,7 @@ def _refresh(parent, parent_arc, depth, potential, order, n_arcs, tail, head, co
     # depths, then the nodes in order of depth (a counting sort)
     depth[:] = -1
     depth[root] = 0
-    for v in range(n):
-        length = 0
-        w = v
-        while depth[w] < 0:
-            order[length] = w
-            length += 1
-            w = parent[w]
-        for i in range(length - 1, -1, -1):
-            depth[order[i]] = depth[parent[order[i]]] + 1
+    _fill_depths(parent, depth, order)
     counts = np.zeros(n + 1, np.int64)
     for v in range(n):
         counts[depth[v] + 1] += 1
@@ -283,14 +288,7 @@ def _network_simplex(tail, head, cost, capacity, n_nodes, guess, big, tol, max_p
             if in_subtree[v] == 1:
                 potential[v] += shift
                 depth[v] = -1
-        for v in range(n):
-            length, w = 0, v
-            while depth[w] < 0:
-                order[length] = w
-                length += 1
-                w = parent[w]
-            for i in range(length - 1, -1, -1):
-                depth[order[i]] = depth[parent[order[i]]] + 1
+        _fill_depths(parent, depth, order)
     left = 1e-12 * np.sum(capacity)
     for v in range(n_nodes):
         if parent_arc[v] == n_arcs + v and artificial_flow[v] > left:
