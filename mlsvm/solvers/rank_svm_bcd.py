@@ -26,9 +26,9 @@ that minimise the primal for the current weights — those of
 :func:`mlsvm.solvers.rank_svm_decomposition.certified_biases`: a minimum-cost circulation on all
 pairs by the network simplex, started from ν, in ``O(T)`` memory; failing that, HiGHS on the pairs
 near their margin, at most :data:`BIASES_LP_ITERATIONS` dual simplex iterations per label, never
-HiGHS on all pairs — and ρ then stays below its cap. These biases lower the gap of the update by construction; the
-certificate is unchanged (below). Where neither holds (C = 1 on bibtex) the run is the plain
-method of multipliers.
+HiGHS on all pairs — and ρ then stays below its cap. These biases lower the gap of the update by
+construction; the certificate is unchanged (below). Where neither holds (C = 1 on bibtex) the run
+is the plain method of multipliers.
 
 The features are centred, ``x_i − m`` with m their mean, without forming them (``Xm``, ``Wᵀm``
 and ``‖m‖²`` carry the shift; a CSR X stays sparse): the problem is unchanged (a shift of x is

@@ -83,9 +83,9 @@ Stopping rule (exact, stated): the formulation's own relative duality gap
 ``(primal(β(α), b) − dual(α)) / max(1, |primal|, |dual|) ≤ tol`` **and** the largest scaled KKT
 residual of :func:`mlsvm.formulations.rank_svm.kkt_residuals` ``≤ tol``, with ``b`` the biases that
 minimise the primal for the current w (:func:`certified_biases`: the multipliers of the
-Frank–Wolfe LP, a minimum-cost circulation solved by the network simplex). Each full check records a primal
-at least-squares biases (an upper bound) and its relative gap to the dual; the certificate is
-evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
+Frank–Wolfe LP, a minimum-cost circulation solved by the network simplex). Each full check
+records a primal at least-squares biases (an upper bound) and its relative gap to the dual; the
+certificate is evaluated when that bound meets ``tol`` or the dual stagnates. Reaching ``max_iter``, or a
 stall (no dual increase beyond the round-off of its evaluation, :func:`_dual_roundoff`, for
 :data:`STALL_ITERATIONS` iterations while the certificate fails), warns with the values reached;
 a stall's warning says when the round-off of the scores ``Kβ`` (at β, or at a unit β when the
