@@ -32,9 +32,9 @@ took 5,700–85,000 pivots, the first (from biases far from the optimum) 1.0 M; 
 takes about 1.7 pivots per arc.
 
 The tree update is ``O(n)`` per pivot (the nodes are the labels, a few hundred at most). Memory:
-the flows, a state byte per arc and the ``O(n)`` tree. At the end the tree's flows are recomputed
-from the arcs on their bounds and the potentials from the tree (no drift from a million pivots),
-and the pricing runs once more with them. The caller checks the answer (see
+the flows, the scaled costs, a state byte per arc and the ``O(n)`` tree. At the end the tree's
+flows are recomputed from the arcs on their bounds and the potentials from the tree (no drift from
+a million pivots), and the pricing runs once more with them. The caller checks the answer (see
 :func:`mlsvm.solvers.rank_svm_decomposition.certified_biases`).
 """
 
