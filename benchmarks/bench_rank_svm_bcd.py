@@ -98,5 +98,6 @@ def main():
         summary.append((case, *report_case(times, "bcd")))
     print_summary(summary, "bcd", "case")
 
+
 if __name__ == "__main__":
     main()
