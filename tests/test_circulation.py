@@ -1,8 +1,11 @@
 """The network simplex of mlsvm/solvers/circulation.py: on drawn networks (parallel and opposite
 arcs, self-loops, zero capacities, tied costs) it reaches the optimal value HiGHS finds, from any
 starting potentials, with a flow that balances every node, stays within its bounds and meets
-complementary slackness with the potentials it returns; hand-worked cases; and on the bias LP of
-bibtex it gives the biases of the HiGHS LP's value."""
+complementary slackness with the potentials it returns, with and without the coarse start on
+samples of the arcs; hand-worked cases; and on the bias LP of bibtex it gives the biases of the
+HiGHS LP's value, the coarse start closing most of the gap from a poor guess."""
+
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -12,6 +15,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from mlsvm.formulations import rank_svm as rs
+from mlsvm.solvers import circulation
 from mlsvm.solvers.circulation import min_cost_circulation
 from mlsvm.solvers.rank_svm_decomposition import certified_biases
 
@@ -53,10 +57,14 @@ def _assert_optimal(tail, head, cost, capacity, n, flow, potential):
     assert np.all(np.abs(reduced[(flow > 0.0) & (flow < capacity)]) <= slack)
 
 
+@pytest.mark.parametrize("coarse_sample", [circulation.COARSE_SAMPLE, 3])
 @given(drawn=networks())
-def test_the_simplex_reaches_the_optimum_highs_finds(drawn):
+def test_the_simplex_reaches_the_optimum_highs_finds(coarse_sample, drawn):
+    """With the default first sample the drawn networks are too small for the coarse start; with
+    samples from 3 arcs up it runs on every network of 9 arcs or more."""
     tail, head, cost, capacity, n, guess = drawn
-    flow, potential = min_cost_circulation(tail, head, cost, capacity, n, guess)
+    with patch.object(circulation, "COARSE_SAMPLE", coarse_sample):
+        flow, potential = min_cost_circulation(tail, head, cost, capacity, n, guess)
     _assert_optimal(tail, head, cost, capacity, n, flow, potential)
     if tail.size:
         reference = linprog(cost, A_eq=_incidence(tail, head, n), b_eq=np.zeros(n),
@@ -113,3 +121,11 @@ def test_the_biases_of_a_bibtex_fit_are_those_of_the_highs_lp(bibtex):
         b = certified_biases(problem, gradient, guess, full_lp=False)
         assert abs(hinge(b) - lp_value) <= 1e-12 * lp_value
         assert abs(hinge(b) - hinge(b_highs)) <= 1e-12 * lp_value
+
+    # from biases 0 the coarse start closes most of the gap in the dual value (-1.959 against
+    # -2.589 at 0; the optimum -1.942)
+    tail, head, upper = pairs.relevant, pairs.irrelevant, problem.upper
+    start = circulation._coarse_start(tail, head, gradient, upper, q, np.zeros(q))
+    dual_at_zero = circulation._dual_value(tail, head, gradient, upper, np.zeros(q))
+    dual_at_start = circulation._dual_value(tail, head, gradient, upper, start)
+    assert -lp_value - dual_at_start <= 0.1 * (-lp_value - dual_at_zero)
