@@ -1,7 +1,9 @@
 """Rank-SVM (SPEC §2.1): CVXPY primal = dual, the exact solver and Frank–Wolfe against CVXPY,
 KKT, Σ_k w_k = 0, biases three ways, and the two equivalences (Weston–Watkins, binary C-SVM)."""
 
+import inspect
 import warnings
+from unittest.mock import patch
 
 import cvxpy as cp
 import numpy as np
@@ -12,11 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mlsvm import RankSVM
-from mlsvm.datasets import load_emotions
+from mlsvm.datasets import load_emotions, make_multilabel
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import rank_svm as rs
 from mlsvm.kernels import gram_factor, make_kernel
 from mlsvm.solvers.rank_svm_frank_wolfe import frank_wolfe
+from mlsvm.solvers import rank_svm_alm as alm
 from mlsvm.solvers.rank_svm_alm import MultiplierSchedule, proximal_alm
 from mlsvm.solvers.rank_svm_ipm import MAX_SYSTEM_SIZE, _ReducedNewton, interior_point
 from mlsvm.solvers.cvxpy_tools import solve
@@ -437,6 +440,25 @@ def test_alm_certifies_standardised_emotions():
         warnings.simplefilter("error", ConvergenceWarning)
         result = proximal_alm(problem, tol=1e-6, factor=X)
     assert_exact_optimum(problem, result, reference)
+
+
+def test_alm_inner_solves_end_at_round_off_not_at_their_step_budget():
+    """Issue 14's 40 points (rbf) at tol = 1e-300: once ρ reaches 760 the projected gradient of
+    the inner problem does not fall below about 1e-12, and every inner solve then took its 200
+    projected-Newton steps (a 23 s fit, stalled). Now they end when ten steps in a row, within 100
+    times the gradient's round-off, do not halve it; the fit still ends stalled, warned."""
+    data = make_multilabel(n_samples=40, n_features=5, n_labels=4, random_state=0)
+    steps, original = [], alm._projected_newton
+
+    def counted(*args):
+        result = original(*args)
+        steps.append(result[2])
+        return result
+
+    with patch.object(alm, "_projected_newton", counted), pytest.warns(ConvergenceWarning, match="stalled"):
+        report = RankSVM(kernel="rbf", solver="alm", tol=1e-300).fit(data.X, data.Y).fit_report_
+    assert not report.converged
+    assert max(steps) < inspect.signature(proximal_alm).parameters["inner_max_iter"].default
 
 
 def test_the_multiplier_schedule_stalls_on_a_flat_envelope_only():
