@@ -85,9 +85,9 @@ ACTIVE_SET_TOL = 1e-3
 #: L-BFGS-B's memory: correction pairs, two T-vectors each
 LBFGSB_MEMORY = 10
 #: projected-Newton steps in a row without the projected gradient falling below half its least
-#: value, with it within ROUNDOFF_MARGIN times the gradient's round-off, after which the inner
-#: problem counts as solved to round-off
+#: value, with it near round-off, after which the inner problem counts as solved to round-off
 INNER_STALL_STEPS = 10
+#: "near round-off": within this multiple of the gradient's first-order round-off
 ROUNDOFF_MARGIN = 100.0
 
 
@@ -170,8 +170,8 @@ def _projected_newton(lagrangian: _AugmentedLagrangian, alpha, p_alpha, upper, t
     The loop also ends, as solved to round-off, after :data:`INNER_STALL_STEPS` steps in a row
     that do not halve the least projected gradient met while it is within
     :data:`ROUNDOFF_MARGIN` times the gradient's own round-off: ``tol`` can ask for less than the
-    gradient resolves (at ρ = 760 on 40 points, a measure of 1e-12 against 1e-14 asked), and the
-    steps then wander at that level until ``max_iter``."""
+    gradient resolves, and the steps then wander at that level until ``max_iter`` (docs: Rank-SVM,
+    "The inner solves end at round-off")."""
     gradient = lagrangian.gradient(alpha, p_alpha)
     diagonal = lagrangian.hessian_diagonal
     roundoff = ROUNDOFF_MARGIN * lagrangian.gradient_roundoff(alpha, p_alpha)
