@@ -39,13 +39,13 @@ samples start at :data:`COARSE_SAMPLE` arcs and grow :data:`COARSE_GROWTH` times
 the arcs; two samples in a row that do not raise the dual value end them (a sample's potentials
 fall short of the optimal dual value by about ``1/m``, so a guess that one sample does not beat
 may lose to the next). A good guess costs the two smallest samples and the dual value three
-times. The measurements are in the Rank-SVM documentation ("The biases' LP as a circulation").
+times. The measurements are in the Rank-SVM documentation ("A coarse start").
 
 The tree update is ``O(n)`` per pivot (the nodes are the labels, a few hundred at most). Memory:
 the flows, the scaled costs, a state byte per arc and the ``O(n)`` tree; a sample of the coarse
-start holds the same for at most a third of the arcs, with its copy of their data. At the end the tree's
-flows are recomputed from the arcs on their bounds and the potentials from the tree (no drift from
-a million pivots), and the pricing runs once more with them. A part of the final tree that hangs
+start holds the same for at most a third of the arcs, with its copy of their data. At the end the
+tree's flows are recomputed from the arcs on their bounds and the potentials from the tree (no
+drift from a million pivots), and the pricing runs once more with them. A part of the final tree that hangs
 from the root by an empty artificial arc has its potentials fixed by that arc's cost (guess ± M),
 not by optimality; each such part is moved as near the guess as complementary slackness allows
 (:func:`_settle_parts`), so that the potentials stay of the size of the costs and the guess. The
