@@ -213,3 +213,23 @@ def test_hyperparameters_at_the_float_limit_end_in_an_error_or_an_honest_warning
         assert not report.converged
         assert [w.category for w in caught] and all(w.category is ConvergenceWarning for w in caught), \
             [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+@pytest.mark.parametrize("solver", ["ipm", "frank-wolfe"])
+def test_a_point_that_overflowed_is_the_breakdown_error(solver):
+    """Rank-SVM at C = 1e300 on two points with features at 1e6 (fuzz seed 2780): the interior point
+    starts at the box's centre, C/2 a pair, and its first step overflows to biases that are NaN;
+    the threshold predictor then refused the NaN scores ("F contains NaN or infinite scores",
+    naming no argument). Frank–Wolfe's iterate overflowed to a gradient that HiGHS could not
+    price (a RuntimeError). Both now end in the estimator's breakdown error; the same problem's
+    optimum is tiny (≈ 2e-11, the points are separable), which CVXPY certifies."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2, 1)) * 1e6
+    Y = np.array([[0, 1, 1], [1, 0, 0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # the interior point's stall comes first
+        with pytest.raises(ValueError, match=rf"RankSVM\(C=1e\+300, solver='{solver}'\): the solver broke "
+                                             r"down in floating point \(.* not finite"):
+            mlsvm.RankSVM(C=1e300, solver=solver).fit(X, Y)
+    report = mlsvm.RankSVM(C=1e300, solver="cvxpy").fit(X, Y).fit_report_
+    assert report.converged and report.primal_objective < 1e-10

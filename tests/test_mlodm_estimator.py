@@ -167,3 +167,13 @@ def test_a_c_past_the_float_limit_is_the_breakdown_error_not_a_numpy_one(capfd):
     with pytest.raises(ValueError, match=r"MLODM\(C=1e\+300, kernel='linear'\).*Newton direction is not finite"):
         MLODM(C=1e300, kernel="linear").fit(X, Y)
     assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("solver", ["bcd", "bcd-polish", "cvxpy"])
+def test_a_c_whose_inverse_overflows_is_the_breakdown_error(solver):
+    # C = 1e-300 with μ = 1e-8 (fuzz seed 2781): the dual's diagonal |Y_i||Ȳ_i| / (μC) = 2e308 is inf.
+    # The blocks' active set cycled on it (a RuntimeError from inside the sub-solver), and CVXPY
+    # refused the data ("Problem data contains NaN or Inf", naming no argument)
+    X, Y = np.array([[1.26e-7]]), np.array([[0, 1, 1]])
+    with pytest.raises(ValueError, match=r"MLODM\(C=1e-300, mu=1e-08.*\): the solver broke down in floating point"):
+        MLODM(C=1e-300, mu=1e-8, kernel="rbf", solver=solver).fit(X, Y)

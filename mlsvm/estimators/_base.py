@@ -77,6 +77,17 @@ def float_guard(estimator):
         raise ValueError(_breakdown(estimator, exc)) from None
 
 
+def _check_finite_point(result: SolverResult) -> None:
+    """Raise ``FloatingPointError`` (the breakdown of :func:`float_guard`) when a solver returns a
+    point with an entry that is not finite: no model can be built from it. Rank-SVM's interior
+    point at C = 1e300 starts at the box's centre, C/2 per pair, and its first step overflows;
+    its stall warning came first, then the threshold predictor failed on the NaN scores."""
+    for part in (result.primal, result.dual):
+        for key, value in part.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+                raise FloatingPointError(f"the solver's point is not finite ({key})")
+
+
 def _breakdown(estimator, exc: Exception) -> str:
     return (f"{estimator!r}: the solver broke down in floating point ({exc}); its regularisation is "
             "outside what float64 resolves on this data (a weight near 0, or a C near the float limit): "
@@ -135,6 +146,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         problem = self._problem(gram, Y)
         with float_guard(self):
             name, result = registry.run(spec, problem, **self.get_params(deep=False))
+            _check_finite_point(result)
             evaluation = spec.formulation.evaluate(problem, result.primal, result.dual)
             self._set_fitted(problem, result, evaluation, Y)
         return build_report(evaluation, result, self.tol, solver=name)

@@ -513,8 +513,9 @@ def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndar
     is solved exactly by HiGHS' dual simplex on the sparse constraint matrix, on scaled data
     (:func:`circulation_lp`). Returns the vertex and ``b = −y`` (HiGHS' marginals ``y`` satisfy
     ``cost − Aᵀy = reduced costs``): with ``cost = ∇`` of the dual, ``b`` are the biases that
-    minimise the primal for the current w. Raises ``RuntimeError`` when HiGHS finds no optimum
-    (the LP is feasible, α = 0, and bounded: a cost that is not finite).
+    minimise the primal for the current w. Raises ``FloatingPointError`` when the cost is not
+    finite (an iterate that overflowed: C near the float limit) and ``RuntimeError`` when HiGHS
+    finds no optimum otherwise (the LP is feasible, α = 0, and bounded).
 
     Parameters
     ----------
@@ -524,9 +525,11 @@ def linear_minimizer(problem: RankSVMProblem, cost: np.ndarray) -> tuple[np.ndar
         Cost vector of the LP (the gradient for Frank–Wolfe).
     """
     q = problem.n_labels
+    if not np.all(np.isfinite(cost)):
+        raise FloatingPointError("the cost of the Frank-Wolfe LP (the dual gradient) is not finite")
     solution = circulation_lp(cost, problem.equality[: q - 1], np.zeros(q - 1), problem.upper)
     if solution is None:
-        raise RuntimeError("HiGHS found no optimum of the Frank-Wolfe LP (a cost that is not finite?)")
+        raise RuntimeError("HiGHS found no optimum of the Frank-Wolfe LP")
     vertex, marginals = solution
     b = np.zeros(q)
     b[: q - 1] = -marginals

@@ -277,6 +277,12 @@ def solve(problem: cp.Problem, solver="CLARABEL", **options) -> float:
     except cp.error.SolverError as exc:
         _raise_if_interrupted(problem, solver)
         raise GroundTruthError(f"CVXPY backend {solver} failed: {exc}{_quoted(printed)}") from exc
+    except ValueError as exc:
+        # CVXPY checks the data it hands a backend; a constant that overflowed (1/C at C = 1e-300) is
+        # no backend's failure, but the float_guard breakdown of the caller's hyperparameters
+        if "NaN or Inf" in str(exc):
+            raise FloatingPointError(f"the data CVXPY would pass to {solver} is not finite") from None
+        raise
     _raise_if_interrupted(problem, solver)
     if problem.status != cp.OPTIMAL:
         raise GroundTruthError(

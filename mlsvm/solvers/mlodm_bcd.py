@@ -244,6 +244,10 @@ def solve_bcd(problem: mlodm.MLODMProblem, *, subproblem: str = "exact", tol: fl
     alpha, beta = np.zeros(pairs.n_pairs), np.zeros(pairs.n_pairs)
     coef, scores = np.zeros((n, q)), np.zeros((n, q))
     instances = np.flatnonzero(np.diff(offsets) > 0)
+    if instances.size and not np.isfinite(np.max(np.diff(offsets)) / (mu * C)):
+        # C = 1e-300 with μ = 1e-8: the blocks' H held inf and the active set cycled on it
+        raise FloatingPointError(f"the dual's diagonal |Y_i||Ȳ_i| / (μC) overflows float64 (C = {C:g}, "
+                                 f"μ = {mu:g})")
     rng = np.random.default_rng(random_state)
     history = {"primal": [], "dual": [], "stop_value": [], "relative_gap": [], "natural_residual": [],
                "blocks_updated": [], "subproblem_iterations": [], "polish_tried": [], "polished": []}
