@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.datasets import make_multilabel
-from mlsvm.estimators.rank_binary import categorical_codes
+from mlsvm.estimators.rank_binary import CategoricalRegressionSVM, categorical_codes
 from mlsvm.formulations import rank_binary as rb
 from mlsvm.kernels import make_kernel
 from mlsvm.solvers import rank_binary_waterfill as waterfill
@@ -140,6 +140,28 @@ def test_hostile_inputs_end_with_an_honest_certificate(scale, C, categorical):
     assert warned == (not result.converged)
     _honest(problem, result, TOL)
 
+
+
+def test_a_path_in_round_off_ends_the_walk_not_after_its_step_budget(monkeypatch):
+    """Fuzz seed 2781: a poly kernel of degree 40 on 9 points with features at 1e6 (categorical
+    codes). At C_k ≈ 4e14 every interval of the exact path had width 0, and each walk took its
+    5000 steps of 1e-7 relative: 200 s for one outer iteration. More than n narrow steps in a row
+    now end the walk (a tie of exact breakpoints involves at most the n points), and the solve
+    reports the same point and the same honest non-certificate."""
+    rng = np.random.default_rng(823)
+    X = rng.integers(-3, 4, (9, 3)).astype(float) * 1e6
+    X[:, 0] = 3.0
+    y = np.random.default_rng(13676).integers(0, 3, 9)
+    states = []
+    set_state = waterfill._Label._set
+    monkeypatch.setattr(waterfill._Label, "_set", lambda self, *args, **kwargs: (
+        states.append(args[0]), set_state(self, *args, **kwargs))[1])
+    model = CategoricalRegressionSVM(solver="waterfill", kernel="poly", degree=40)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        model.fit(X, y)
+    assert len(states) < 500   # 7773 states in the first outer iteration alone before the rule
+    report = model.fit_report_
+    assert not report.converged and max(abs(report.relative_gap), report.max_kkt) > model.tol
 
 def test_max_iter_one_warns_with_the_value_reached():
     problem = _problem(30, 4, "rbf", 1.0, 1, "none")

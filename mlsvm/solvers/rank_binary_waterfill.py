@@ -719,12 +719,23 @@ class _Label:
         """Follow the exact piecewise-affine path from the solved state to ``c``: at the end of the
         current interval the constraints that become tight there change sets (the recorded
         events) and PDAS confirms the new set just past the breakpoint (it also repairs ties).
-        Returns False when a step fails or WALK_MAX_STEPS breakpoints were not enough."""
+        Returns False when a step fails, when WALK_MAX_STEPS breakpoints were not enough, or when
+        more than n steps in a row found an interval narrower than their own step: exact
+        breakpoints that close together are a tie, which at most the n points make, and beyond
+        that the path is round-off (a poly kernel of degree 40 on features at 1e6, C_k ≈ 4e14:
+        intervals of width 0, 5000 steps of 1e-7 relative in 100 s on 9 points)."""
+        narrow = 0
         for _ in range(WALK_MAX_STEPS):
             if self.lo <= c <= self.hi:
                 return self._try(c)
             up = c > self.hi
             edge = self.hi if up else self.lo
+            if self.c is not None and abs(edge - self.c) <= WALK_STEPS[0] * self.c:
+                narrow += 1
+                if narrow > self.n:
+                    return False
+            else:
+                narrow = 0
             status = self.status.copy()
             for index, moved in (self._events_hi if up else self._events_lo):
                 status[index] = moved
