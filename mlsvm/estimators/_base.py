@@ -32,6 +32,7 @@ from mlsvm.data import LabelTarget, check_class_vector, check_X, check_X_Y, chec
 from mlsvm.formulations.evaluation import Evaluation
 from mlsvm.kernels import check_gram, check_row_norms, make_kernel
 from mlsvm.report import FitReport, build_report
+from mlsvm.solvers.blas_threads import blas_threads
 from mlsvm.solvers.cvxpy_tools import check_backend
 from mlsvm.solvers.result import SolverResult
 
@@ -153,9 +154,11 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, Y):
         """Fit on ``X`` (n, d) — or an (n, n) Gram matrix with ``kernel="precomputed"`` — and ``Y``:
-        an (n, q) {0,1} indicator (multilabel) or a 1-D class vector (multiclass)."""
-        gram, indicator = self._training_data(X, Y)
-        self.fit_report_ = self._fit(gram, indicator)
+        an (n, q) {0,1} indicator (multilabel) or a 1-D class vector (multiclass). The fit runs with
+        one BLAS thread unless ``MLSVM_BLAS_THREADS`` says otherwise (:mod:`mlsvm.solvers.blas_threads`)."""
+        with blas_threads():
+            gram, indicator = self._training_data(X, Y)
+            self.fit_report_ = self._fit(gram, indicator)
         self.n_iter_ = self.fit_report_.n_iter
         return self
 

@@ -35,6 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 from mlsvm import registry
 from mlsvm.estimators._base import float_guard
 from mlsvm.formulations.evaluation import relative_gap
+from mlsvm.solvers.blas_threads import blas_threads
 
 __all__ = ["Certificate", "certify", "assert_optimal", "estimator_class", "solution_keys"]
 
@@ -305,7 +306,7 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
     spec = registry.model(cls._registry_model)
     problem = estimator._problem(gram, indicator)
     primal, dual = _split(_checked_solution(solution, cls, problem, indicator.shape[1]), spec.dual_names)
-    with float_guard(estimator):   # a point far off overflows: inf and NaN fail below
+    with blas_threads(), float_guard(estimator):   # a point far off overflows: inf and NaN fail below
         user = spec.formulation.evaluate(problem, primal, dual)
         # a point may fix part of the problem itself (SMSVM/SM3L: its basis J): the reference then
         # solves the problem the point is graded on, with the formulation's CVXPY dual

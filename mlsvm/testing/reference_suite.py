@@ -29,6 +29,7 @@ from mlsvm import registry
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations.evaluation import relative_difference
 from mlsvm.persistence import atomic_write
+from mlsvm.solvers.blas_threads import blas_threads
 from mlsvm.solvers.cvxpy_tools import GroundTruthError, solve_first_optimal
 from mlsvm.testing import REFERENCE_TOL, certify, estimator_class
 
@@ -145,7 +146,7 @@ def export_case(case: ReferenceCase, directory: Path) -> dict:
     gram, indicator = estimator._training_data(case.X, case.Y)
     spec = registry.model(cls._registry_model)
     problem = estimator._problem(gram, indicator)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), blas_threads():
         warnings.simplefilter("error", ConvergenceWarning)   # a case is written only when certified
         solver, result = registry.run(spec, problem, **estimator.get_params(deep=False)
                                       | {"solver": "fast", "tol": REFERENCE_TOL})

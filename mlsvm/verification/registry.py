@@ -15,6 +15,7 @@ from typing import Callable
 
 from mlsvm.formulations.evaluation import relative_difference
 from mlsvm.report import FitReport
+from mlsvm.solvers.blas_threads import blas_threads
 from mlsvm.solvers.cvxpy_tools import REFERENCE_BACKEND
 from mlsvm.verification.tolerances import NEGATIVE_GAP, Tolerance, tolerance
 
@@ -192,7 +193,8 @@ def run_check(check: Check) -> CheckResult:
     """
     start = time.perf_counter()
     try:
-        return check.run()
+        with blas_threads():
+            return check.run()
     except Exception as exc:  # noqa: BLE001 - reported, not swallowed: the row fails
         return CheckResult(check.model, check.problem, check.formulation, check.solver,
                            float("nan"), float("nan"), float("nan"), float("nan"), float("nan"),

@@ -1,0 +1,68 @@
+"""The BLAS threads a fit runs with: one, unless ``MLSVM_BLAS_THREADS`` asks for more.
+
+The solvers' dense linear algebra is mostly factorisations of a few hundred to a few thousand
+rows, many times over. OpenBLAS splits each one over its threads, which wait for one another at
+every block: on an idle machine a second thread gains little or loses there, and when another
+process holds a core (a second experiment, a test worker, any job) the waiting threads make whole
+fits several times slower (OpenBLAS issue 5517; the measurements are in ``docs/tooling.md``,
+"BLAS threads"). One thread per fit also gives the same rounding on every machine, whatever its
+number of cores, and it is the configuration every benchmark of the library was measured in.
+
+:func:`blas_threads` sets the BLAS libraries' threads (``threadpoolctl``, a scikit-learn
+dependency) for the duration of a fit and restores them after it. The setting is process-wide, so
+the contexts are counted: with fits in several threads at once (joblib's threading backend) the
+first to enter sets it and the last to leave restores it. OpenMP (scikit-learn's own loops) is
+left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+
+from threadpoolctl import ThreadpoolController
+
+__all__ = ["blas_threads", "requested_threads", "ENVIRONMENT_VARIABLE"]
+
+#: the environment variable that sets the BLAS threads of a fit (default 1)
+ENVIRONMENT_VARIABLE = "MLSVM_BLAS_THREADS"
+
+_lock = threading.Lock()
+_state = {"depth": 0, "limiter": None, "controller": None}
+
+
+def requested_threads() -> int:
+    """The BLAS threads a fit runs with: ``MLSVM_BLAS_THREADS`` (a positive integer), else 1."""
+    value = os.environ.get(ENVIRONMENT_VARIABLE, "").strip()
+    if not value:
+        return 1
+    try:
+        threads = int(value)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"{ENVIRONMENT_VARIABLE} must be a positive integer (the BLAS threads of a fit); "
+                         f"got {value!r}")
+    return threads
+
+
+@contextmanager
+def blas_threads():
+    """Run the enclosed code with :func:`requested_threads` BLAS threads; restore them after."""
+    threads = requested_threads()
+    with _lock:
+        if _state["depth"] == 0:
+            # the BLAS libraries are found once (10 ms); numpy's and SciPy's are loaded by then
+            if _state["controller"] is None:
+                _state["controller"] = ThreadpoolController()
+            _state["limiter"] = _state["controller"].limit(limits=threads, user_api="blas")
+        _state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _state["depth"] -= 1
+            if _state["depth"] == 0:
+                _state["limiter"].restore_original_limits()
+                _state["limiter"] = None
