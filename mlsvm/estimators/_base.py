@@ -80,9 +80,8 @@ def float_guard(estimator):
 
 def _check_finite_point(result: SolverResult) -> None:
     """Raise ``FloatingPointError`` (the breakdown of :func:`float_guard`) when a solver returns a
-    point with an entry that is not finite: no model can be built from it. Rank-SVM's interior
-    point at C = 1e300 starts at the box's centre, C/2 per pair, and its first step overflows;
-    its stall warning came first, then the threshold predictor failed on the NaN scores."""
+    point with an entry that is not finite (an iterate that overflowed, e.g. Rank-SVM's interior
+    point at C = 1e300): no model can be built from it."""
     for part in (result.primal, result.dual):
         for key, value in part.items():
             if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.all(np.isfinite(value)):

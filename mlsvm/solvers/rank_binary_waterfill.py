@@ -721,9 +721,8 @@ class _Label:
         events) and PDAS confirms the new set just past the breakpoint (it also repairs ties).
         Returns False when a step fails, when WALK_MAX_STEPS breakpoints were not enough, or when
         more than n steps in a row found an interval narrower than their own step: exact
-        breakpoints that close together are a tie, which at most the n points make, and beyond
-        that the path is round-off (a poly kernel of degree 40 on features at 1e6, C_k ≈ 4e14:
-        intervals of width 0, 5000 steps of 1e-7 relative in 100 s on 9 points)."""
+        breakpoints that close together are a tie, which at most the n points make; beyond that
+        the intervals are round-off (docs/rank_binary.md, "A path in round-off")."""
         narrow = 0
         for _ in range(WALK_MAX_STEPS):
             if self.lo <= c <= self.hi:
