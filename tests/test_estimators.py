@@ -218,16 +218,17 @@ def test_hyperparameters_at_the_float_limit_end_in_an_error_or_an_honest_warning
 @pytest.mark.parametrize("solver", ["ipm", "frank-wolfe"])
 def test_a_point_that_overflowed_is_the_breakdown_error(solver):
     """Rank-SVM at C = 1e300 on two points with features at 1e6 (fuzz seed 2780): the interior point
-    starts at the box's centre, C/2 a pair, and its first step overflows to biases that are NaN;
-    the threshold predictor then refused the NaN scores ("F contains NaN or infinite scores",
-    naming no argument). Frank–Wolfe's iterate overflowed to a gradient that HiGHS could not
-    price (a RuntimeError). Both now end in the estimator's breakdown error; the same problem's
-    optimum is tiny (≈ 2e-11, the points are separable), which CVXPY certifies."""
+    starts at the box's centre, C/2 a pair, where the biases are already NaN; it warned of a stall
+    and returned them, and the threshold predictor refused the NaN scores ("F contains NaN or
+    infinite scores", naming no argument). Frank–Wolfe's iterate overflowed to a gradient that
+    HiGHS could not price (a RuntimeError). Both now end in the estimator's breakdown error, with
+    no warning before it; the same problem's optimum is tiny (≈ 2e-11, the points are separable),
+    which CVXPY certifies."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((2, 1)) * 1e6
     Y = np.array([[0, 1, 1], [1, 0, 0]])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)   # the interior point's stall comes first
+        warnings.simplefilter("error")
         with pytest.raises(ValueError, match=rf"RankSVM\(C=1e\+300, solver='{solver}'\): the solver broke "
                                              r"down in floating point \(.* not finite"):
             mlsvm.RankSVM(C=1e300, solver=solver).fit(X, Y)

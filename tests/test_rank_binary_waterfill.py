@@ -141,7 +141,6 @@ def test_hostile_inputs_end_with_an_honest_certificate(scale, C, categorical):
     _honest(problem, result, TOL)
 
 
-
 def test_a_path_in_round_off_ends_the_walk_not_after_its_step_budget(monkeypatch):
     """Fuzz seed 2781: a poly kernel of degree 40 on 9 points with features at 1e6 (categorical
     codes). At C_k ≈ 4e14 every interval of the exact path had width 0, and each walk took its
@@ -162,6 +161,7 @@ def test_a_path_in_round_off_ends_the_walk_not_after_its_step_budget(monkeypatch
     assert len(states) < 500   # 7773 states in the first outer iteration alone before the rule
     report = model.fit_report_
     assert not report.converged and max(abs(report.relative_gap), report.max_kkt) > model.tol
+
 
 def test_max_iter_one_warns_with_the_value_reached():
     problem = _problem(30, 4, "rbf", 1.0, 1, "none")

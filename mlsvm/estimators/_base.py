@@ -34,7 +34,7 @@ from mlsvm.kernels import check_gram, check_row_norms, make_kernel
 from mlsvm.report import FitReport, build_report
 from mlsvm.solvers.blas_threads import blas_threads
 from mlsvm.solvers.cvxpy_tools import check_backend
-from mlsvm.solvers.result import SolverResult
+from mlsvm.solvers.result import SolverResult, check_finite_point
 
 __all__ = ["KernelMultilabelEstimator", "check_solver", "check_n_features", "float_guard"]
 
@@ -76,16 +76,6 @@ def float_guard(estimator):
             yield
     except (np.linalg.LinAlgError, FloatingPointError) as exc:
         raise ValueError(_breakdown(estimator, exc)) from None
-
-
-def _check_finite_point(result: SolverResult) -> None:
-    """Raise ``FloatingPointError`` (the breakdown of :func:`float_guard`) when a solver returns a
-    point with an entry that is not finite (an iterate that overflowed, e.g. Rank-SVM's interior
-    point at C = 1e300): no model can be built from it."""
-    for part in (result.primal, result.dual):
-        for key, value in part.items():
-            if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.all(np.isfinite(value)):
-                raise FloatingPointError(f"the solver's point is not finite ({key})")
 
 
 def _breakdown(estimator, exc: Exception) -> str:
@@ -146,7 +136,7 @@ class KernelMultilabelEstimator(ClassifierMixin, BaseEstimator):
         problem = self._problem(gram, Y)
         with float_guard(self):
             name, result = registry.run(spec, problem, **self.get_params(deep=False))
-            _check_finite_point(result)
+            check_finite_point(result.primal, result.dual)
             evaluation = spec.formulation.evaluate(problem, result.primal, result.dual)
             self._set_fitted(problem, result, evaluation, Y)
         return build_report(evaluation, result, self.tol, solver=name)

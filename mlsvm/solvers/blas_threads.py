@@ -23,6 +23,8 @@ from contextlib import contextmanager
 
 from threadpoolctl import ThreadpoolController
 
+from mlsvm.data import check_scalar
+
 __all__ = ["blas_threads", "requested_threads", "ENVIRONMENT_VARIABLE"]
 
 #: the environment variable that sets the BLAS threads of a fit (default 1)
@@ -38,13 +40,10 @@ def requested_threads() -> int:
     if not value:
         return 1
     try:
-        threads = int(value)
+        value = int(value)
     except ValueError:
-        threads = 0
-    if threads < 1:
-        raise ValueError(f"{ENVIRONMENT_VARIABLE} must be a positive integer (the BLAS threads of a fit); "
-                         f"got {value!r}")
-    return threads
+        pass   # check_scalar says it is not an integer
+    return check_scalar(value, ENVIRONMENT_VARIABLE, low=1, integer=True, explain="The BLAS threads of a fit")
 
 
 @contextmanager

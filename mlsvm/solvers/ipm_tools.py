@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor
 
-from mlsvm.solvers.result import CertifiedStop, SolverResult, warn_not_converged, warn_stalled
+from mlsvm.solvers.result import CertifiedStop, SolverResult, check_finite_point, warn_not_converged, warn_stalled
 
 __all__ = ["box_qp_ipm", "Iterate", "Measure", "max_step", "packed_outer", "ridged_cholesky", "RIDGES"]
 
@@ -160,7 +160,8 @@ def box_qp_ipm(model, hi: np.ndarray, free: np.ndarray, *, tol: float, max_iter:
     while μ falls, a stopping value hovering at round-off can still recover), a Newton system is
     not positive definite even with a ridge, a step overflows, ``μ ≤ mu_floor``, or the
     certificate's target fell below its floor. Reaching ``max_iter`` returns the best iterate with
-    a ``warn_not_converged`` warning.
+    a ``warn_not_converged`` warning. A best iterate whose point is not finite (the start ``hi/2``
+    itself beyond float64) raises ``FloatingPointError`` instead of either warning.
     ``history`` has ``primal``, ``dual``, ``stop_value``, ``mu`` and the model's own records.
 
     Parameters
@@ -252,12 +253,14 @@ def box_qp_ipm(model, hi: np.ndarray, free: np.ndarray, *, tol: float, max_iter:
     if not certified:
         iterate = best[1]
     value = measure.stop_value if certified else best[0]
+    primal, dual = model.point(iterate)
+    # C = 1e300: the start hi/2 is itself beyond float64 (Rank-SVM's biases from it are NaN)
+    check_finite_point(primal, dual)
     if not certified:
         if stalled or stop.stalled:
             warn_stalled(name, stop_rule, value, stop.residual, tol)
         else:
             warn_not_converged(name, stop_rule, value, tol, max_iter)
-    primal, dual = model.point(iterate)
     return SolverResult(primal=primal, dual=dual, converged=certified, n_iter=iteration, stop_value=value,
                         stop_rule=stop_rule, solve_time=time.perf_counter() - start, history=history,
                         solver=solver)

@@ -729,7 +729,7 @@ class _Label:
                 return self._try(c)
             up = c > self.hi
             edge = self.hi if up else self.lo
-            if self.c is not None and abs(edge - self.c) <= WALK_STEPS[0] * self.c:
+            if abs(edge - self.c) <= WALK_STEPS[0] * self.c:   # a walk starts from a solved state
                 narrow += 1
                 if narrow > self.n:
                     return False

@@ -5,11 +5,13 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations.evaluation import relative_gap
 
-__all__ = ["SolverResult", "CertifiedStop", "relative_gap", "warn_not_converged", "warn_stalled"]
+__all__ = ["SolverResult", "CertifiedStop", "relative_gap", "warn_not_converged", "warn_stalled",
+           "check_finite_point"]
 
 
 @dataclass
@@ -114,6 +116,24 @@ class CertifiedStop:
     @property
     def stalled(self) -> bool:
         return self.target < self.floor
+
+
+def check_finite_point(primal: dict, dual: dict) -> None:
+    """Raise ``FloatingPointError`` when a point (the named arrays of a :class:`SolverResult`) has
+    an entry that is not finite: no model can be built from it, and the estimator's ``float_guard``
+    turns the error into one naming its hyperparameters.
+
+    Parameters
+    ----------
+    primal : dict
+        Named primal arrays.
+    dual : dict
+        Named dual arrays.
+    """
+    for part in (primal, dual):
+        for key, value in part.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+                raise FloatingPointError(f"the solver's point is not finite ({key})")
 
 
 def warn_stalled(solver: str, stop_rule: str, reached: float, residual: float, tol: float) -> None:
