@@ -11,8 +11,11 @@ number of cores, and it is the configuration every benchmark of the library was 
 :func:`blas_threads` sets the BLAS libraries' threads (``threadpoolctl``, a scikit-learn
 dependency) for the duration of a fit and restores them after it. The setting is process-wide, so
 the contexts are counted: with fits in several threads at once (joblib's threading backend) the
-first to enter sets it and the last to leave restores it. OpenMP (scikit-learn's own loops) is
-left alone.
+first to enter sets it and the last to leave restores it, whichever thread that is. threadpoolctl
+3.8 lets one thread at a time set OpenBLAS's threads (the first to set them holds that control
+until it is released), so each setting here releases the control it took: otherwise the first
+thread to fit would keep it, and fits in every other thread would run on the caller's threads.
+OpenMP (scikit-learn's own loops) is left alone.
 """
 
 from __future__ import annotations
@@ -22,6 +25,13 @@ import threading
 from contextlib import contextmanager
 
 from threadpoolctl import ThreadpoolController
+
+try:
+    from threadpoolctl import OpenBLASController
+    _release_control = OpenBLASController.clear_controlling_thread
+except (ImportError, AttributeError):   # threadpoolctl < 3.8: any thread sets the threads
+    def _release_control():
+        pass
 
 from mlsvm.data import check_scalar
 
@@ -56,6 +66,7 @@ def blas_threads():
             if _state["controller"] is None:
                 _state["controller"] = ThreadpoolController()
             _state["limiter"] = _state["controller"].limit(limits=threads, user_api="blas")
+            _release_control()
         _state["depth"] += 1
     try:
         yield
@@ -64,4 +75,5 @@ def blas_threads():
             _state["depth"] -= 1
             if _state["depth"] == 0:
                 _state["limiter"].restore_original_limits()
+                _release_control()
                 _state["limiter"] = None
