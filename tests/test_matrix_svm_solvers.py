@@ -149,13 +149,16 @@ def test_max_iter_warns_with_the_gap_reached():
     assert not result.converged and result.n_iter == 3
 
 
-# Two draws of the fuzz harness that ran the whole budget without progress: seven points with
-# features at 1e-6 (K̄ ≈ 11ᵀ; the gap's round-off floor is about 1e-10) asked tol 1e-12 at C = 1e8,
-# and two points with features at 1e6 (curvature ~1e12 along K beside 1 along the bias)
+# Three draws of the fuzz harness that ran the whole budget without progress: seven points with
+# features at 1e-6 (K̄ ≈ 11ᵀ; the gap's round-off floor is about 1e-10) asked tol 1e-12 at C = 1e8;
+# two points with features at 1e6 (curvature ~1e12 along K beside 1 along the bias); and three equal
+# points at C = 1e300, where apg's start α = C/2 overflows the quadratic term and every gap is NaN
+# (the comparisons of the progress test were then all false: 50,000 iterations, 20 s on 3 points)
 NO_PROGRESS = {
     "round-off": (np.random.default_rng(0).standard_normal((7, 2)) * 1e-6,
                   np.random.default_rng(0).integers(0, 2, (7, 2)), dict(tol=1e-12, C=1e8)),
     "conditioning": (np.random.default_rng(1).standard_normal((2, 1)) * 1e6, np.array([1, 0]), {}),
+    "overflow": (np.full((3, 1), 3.0), np.array([[1, 1], [0, 0], [1, 0]]), dict(C=1e300)),
 }
 
 
@@ -187,6 +190,8 @@ def test_the_progress_test_fires_only_at_its_checkpoints_and_not_on_a_slow_creep
         assert agd._no_progress(gaps(1.0, t))                        # flat
         assert agd._no_progress(gaps(1.0 - agd.PROGRESS_MIN / 2, t))  # 0.05 % per doubling
         assert not agd._no_progress(gaps(0.976, t))                  # emotions' slowest doubling
+        assert agd._no_progress([np.nan] * t)                         # overflowed objectives
+        assert not agd._no_progress([np.nan] * (t // 2) + gaps(0.5, t // 2))  # finite only lately
     for t in (agd.PROGRESS_FROM - 1, 3 * agd.PROGRESS_FROM, 2 * agd.PROGRESS_FROM + 1):
         assert not agd._no_progress(gaps(1.0, t))                    # not a checkpoint
 

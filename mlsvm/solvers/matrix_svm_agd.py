@@ -341,12 +341,15 @@ def _polish(gram_bar, signed, C, scale, alpha, scores):
 
 def _no_progress(worst_gaps: list) -> bool:
     """The progress test of the module docstring on the largest block gaps of the iterations so far
-    (False but at the iterations ``t = PROGRESS_FROM · 2^j``)."""
+    (False but at the iterations ``t = PROGRESS_FROM · 2^j``). A gap that is not a number (the
+    objectives overflowed: a C near the float limit) is no progress: with it the comparisons were
+    all false and the run went on to ``max_iter``."""
     t = len(worst_gaps)
     if t < PROGRESS_FROM or t % PROGRESS_FROM or (t // PROGRESS_FROM) & (t // PROGRESS_FROM - 1):
         return False
-    before, after = min(worst_gaps[:t // 2]), min(worst_gaps[t // 2:])
-    return after > (1.0 - PROGRESS_MIN) * before
+    gaps = np.nan_to_num(np.asarray(worst_gaps), nan=np.inf)
+    before, after = gaps[:t // 2].min(), gaps[t // 2:].min()
+    return not np.isfinite(after) or after > (1.0 - PROGRESS_MIN) * before
 
 
 def _starts(sorted_blocks: np.ndarray) -> np.ndarray:
