@@ -102,7 +102,8 @@ def load_arff(path, n_labels: int, *, sparse: bool | None = None) -> MultilabelD
     names, kinds = [], []
     rows = _Rows()
     in_data = False
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
+    # utf-8-sig: a byte-order mark (written by some editors) is not part of the first line
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
         for number, raw in enumerate(handle, start=1):
             line = raw.strip()
             if not line or line.startswith("%"):
@@ -484,16 +485,16 @@ def _read_csv(path: Path, n_labels: int) -> MultilabelData:
     the last ``n_labels`` columns are the labels. A line that is not numbers, or not as wide as
     the ones before, is reported with the file and line number."""
     check_scalar(n_labels, "n_labels", low=1, integer=True)
-    with path.open() as handle:
-        first = handle.readline()
+    lines = _text_lines(path)
+    first = lines[0] if lines else ""
     fields = first.split("#", 1)[0].split(",")
     header = bool(first.strip()) and not _numbers(fields)
     try:
         with warnings.catch_warnings():   # an empty table is reported below, in this file's terms
             warnings.filterwarnings("ignore", message="loadtxt: input contained no data")
-            table = np.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)
+            table = np.loadtxt(lines, delimiter=",", skiprows=1 if header else 0, ndmin=2)
     except ValueError:
-        raise ValueError(_csv_problem(path, header)) from None
+        raise ValueError(_csv_problem(path, lines, header)) from None
     if table.shape[0] == 0:
         raise ValueError(f"{path} holds no data rows")
     names = [name.strip() for name in fields] if header else [f"c{j}" for j in range(table.shape[1])]
@@ -503,21 +504,35 @@ def _read_csv(path: Path, n_labels: int) -> MultilabelData:
     return MultilabelData(table[:, :-n_labels], table[:, -n_labels:], names[:-n_labels], names[-n_labels:], path.stem)
 
 
-def _csv_problem(path: Path, header: bool) -> str:
-    """Why ``np.loadtxt`` could not read the CSV at ``path``: its first line that is not numbers or
-    not as wide as the lines before (comments after ``#`` and blank lines skipped, as it does)."""
+def _text_lines(path: Path) -> list:
+    """The lines of a UTF-8 text file, without a leading byte-order mark (a spreadsheet's "CSV
+    UTF-8" starts with one, and the first line would not read as numbers); a byte that is not
+    UTF-8 is an error naming its line."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path}:{line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text; "
+                         "save the file as UTF-8 (or ASCII)") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")   # the newlines open() reads
+
+
+def _csv_problem(path: Path, lines: list, header: bool) -> str:
+    """Why ``np.loadtxt`` could not read the CSV ``lines`` of ``path``: its first line that is not
+    numbers or not as wide as the lines before (comments after ``#`` and blank lines skipped, as it
+    does)."""
     width = None
-    with path.open() as handle:
-        for number, line in enumerate(handle, 1):
-            fields = line.split("#", 1)[0].rstrip("\r\n").split(",")
-            if (header and number == 1) or not "".join(fields).strip():
-                continue
-            if width is not None and len(fields) != width:
-                return f"{path}:{number}: {len(fields)} columns where the lines before have {width}"
-            width = len(fields)
-            for column, field in enumerate(fields, 1):
-                if not _numbers([field]):
-                    return f"{path}:{number}: column {column} is {field.strip()!r}, not a number"
+    for number, line in enumerate(lines, 1):
+        fields = line.split("#", 1)[0].split(",")
+        if (header and number == 1) or not "".join(fields).strip():
+            continue
+        if width is not None and len(fields) != width:
+            return f"{path}:{number}: {len(fields)} columns where the lines before have {width}"
+        width = len(fields)
+        for column, field in enumerate(fields, 1):
+            if not _numbers([field]):
+                return f"{path}:{number}: column {column} is {field.strip()!r}, not a number"
     return f"{path}: not a numeric comma-separated table"
 
 

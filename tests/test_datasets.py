@@ -1,11 +1,15 @@
 """ARFF loading: the reference files have the documented shapes; malformed files give clear errors."""
 
 import re
+import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlsvm.datasets import (BUNDLED, ArffError, load_arff, load_bibtex, load_emotions, load_file, load_yeast,
                             make_multiclass, make_multilabel)
@@ -250,6 +254,71 @@ def test_csv_header_is_a_line_that_is_not_numbers(tmp_path):
     path.write_text("a, b ,label\n1,2,0\n")
     data = load_file(path, n_labels=1)
     assert data.feature_names == ["a", "b"] and data.label_names == ["label"] and data.X.shape == (1, 2)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path):
+    """A spreadsheet's "CSV UTF-8" starts with a byte-order mark. The first line then did not read
+    as numbers, so a CSV without a header lost its first row as one (feature names '\\ufeff1', '2'),
+    and an ARFF file's '@relation' was an 'unexpected header line'."""
+    csv = tmp_path / "data.csv"
+    csv.write_bytes(b"\xef\xbb\xbf1,2,0\n3,4,1\n")
+    np.testing.assert_array_equal(load_file(csv, n_labels=1).X, [[1, 2], [3, 4]])
+    csv.write_bytes(b"\xef\xbb\xbfa,b,y\n3,4,1\n")
+    assert load_file(csv, n_labels=1).feature_names == ["a", "b"]
+    arff = tmp_path / "data.arff"
+    arff.write_bytes(b"\xef\xbb\xbf" + (HEADER + "1,2,1,0\n").encode())
+    np.testing.assert_array_equal(load_arff(arff, n_labels=2).X, [[1, 2]])
+
+
+def test_a_csv_that_is_not_utf8_is_an_error_naming_its_line(tmp_path):
+    """It was NumPy's UnicodeDecodeError, naming neither the file nor the line."""
+    csv = tmp_path / "data.csv"
+    csv.write_bytes("a,b,y\n1,2,0\n3,4,1  # café\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=re.escape(f"{csv}:3: byte 0xe9 is not UTF-8 text")):
+        load_file(csv, n_labels=1)
+
+
+#: valid files that the hostile ones are edited from, and the edits
+VALID_FILES = {"arff": HEADER + "% comment\n1.5,2,1,0\n{0 3.0,3 1}\n{}\n", "csv": "a,b,l1,l2\n1,2,0,1\n3,4,1,0\n"}
+EDITS = ["{", "}", ",", " ", "\n", "\r", "\t", "'", '"', "%", "#", "?", "@data", "@attribute x numeric", "{0,1}",
+         "{3 1,0 2}", "nan", "inf", "1e400", "-0", "99999999999999999999", "\x00", "\ufeff", "é"]
+
+
+@st.composite
+def hostile_files(draw):
+    """``(suffix, bytes)``: a valid ARFF or CSV file with a few edits, maybe a byte that is not
+    UTF-8 text (a Latin-1 accent) put in, or bytes that are no text at all."""
+    suffix = draw(st.sampled_from(sorted(VALID_FILES)))
+    if draw(st.integers(0, 7)) == 0:
+        return suffix, draw(st.binary(max_size=120))
+    text = VALID_FILES[suffix]
+    for _ in range(draw(st.integers(1, 4))):
+        at, cut = draw(st.integers(0, len(text))), draw(st.integers(0, 6))
+        text = text[:at] + draw(st.sampled_from(EDITS) | st.text(max_size=3)) + text[at + cut:]
+    raw = text.encode("utf-8", "surrogatepass")   # a drawn surrogate is not UTF-8 either
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(raw)))
+        raw = raw[:at] + bytes([draw(st.integers(0x80, 0xFF))]) + raw[at:]
+    return suffix, raw
+
+
+@settings(max_examples=200)
+@given(hostile_files(), st.sampled_from([1, 2, 3]))
+def test_a_hostile_data_file_is_read_or_a_value_error_naming_it(case, n_labels):
+    """What ``mlsvm fit --train`` reads: data of the shapes asked, or a ValueError naming the file."""
+    suffix, raw = case
+    with tempfile.TemporaryDirectory() as folder:   # hypothesis runs many examples per test function
+        path = Path(folder) / f"data.{suffix}"
+        path.write_bytes(raw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.filterwarnings("ignore", message=".* are read as features", category=UserWarning)  # our own
+            try:
+                data = load_file(path, n_labels)
+            except ValueError as error:
+                assert str(path) in str(error) and not isinstance(error, UnicodeError), repr(error)
+                return
+    assert data.X.shape[0] == data.Y.shape[0] >= 1 and data.Y.shape[1] == n_labels
 
 
 @pytest.mark.realdata
