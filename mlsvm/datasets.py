@@ -222,6 +222,8 @@ def _parse_sparse_row(line: str, width: int, path: Path, number: int) -> tuple[n
     except (ValueError, IndexError):
         bad = next((item for item, pair in zip(items, pairs) if not _valid_sparse_pair(pair)), body)
         raise ArffError(f"{path}:{number}: malformed sparse entry {bad.strip()!r}: expected 'index value'") from None
+    except OverflowError:   # an index beyond int64
+        indices = np.array([min(max(int(pair[0]), -1), width) for pair in pairs], dtype=np.int64)
     out_of_range = (indices < 0) | (indices >= width)
     if np.any(out_of_range):
         bad = items[int(np.flatnonzero(out_of_range)[0])].strip()

@@ -148,6 +148,7 @@ def test_dense_arff_on_request_as_csr(tmp_path):
 @pytest.mark.parametrize("row, message", [
     ("{0 1, 5 1}", r"data.arff:9: malformed sparse entry '5 1': index outside 0..4"),
     ("{0 1, -1 1}", r":9: malformed sparse entry '-1 1'"),
+    ("{0 1, 99999999999999999999 1}", r":9: malformed sparse entry '99999999999999999999 1': index outside 0\.\.4"),
     ("{0 1, 2 1, 0 3}", r":9: malformed sparse row: index 0 appears twice"),
     ("{0 1, 2}", r":9: malformed sparse entry '2': expected 'index value'"),
     ("{a 1}", r":9: malformed sparse entry 'a 1'"),
