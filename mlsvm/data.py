@@ -23,6 +23,7 @@ from mlsvm.solvers.compiled import compiled
 __all__ = [
     "NonNumericError",
     "read_npz",
+    "read_npy",
     "check_X",
     "check_Y",
     "check_class_vector",
@@ -76,6 +77,40 @@ def read_npz(path, what: str, error: type[ValueError] = ValueError, hint: str = 
         raise error(f"{path} is not a readable {what}: a damaged .npz archive ({exc}){hint}") from None
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
         raise error(f"{path} is not a readable {what}: a damaged .npz archive ({exc}){hint}") from None
+
+
+def read_npy(path, what: str, error: type[ValueError] = ValueError) -> np.ndarray:
+    """The array of the ``.npy`` file at ``path``, never unpickled.
+
+    A file that is missing or is not such an array (a folder, a ``.npz`` archive, other bytes, an
+    array of Python objects, a damaged file) raises ``error`` naming it and what it is instead.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        What the file should be, for the messages (e.g. ``"array X of a reference case"``).
+    error : type, default=ValueError
+        The exception raised (a ``ValueError`` subclass).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise error(f"{path} is not a readable {what}: {'a folder' if path.is_dir() else 'no such file'}")
+    with path.open("rb") as handle:
+        magic = handle.read(6)
+    if not magic.startswith(b"\x93NUMPY"):
+        kind = "a .npz archive, not a single array" if magic.startswith(b"PK") else "not a .npy file"
+        raise error(f"{path} is not a readable {what}: {kind}")
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise error(f"{path} is not a readable {what}: it holds Python objects (pickle), which mlsvm never "
+                        "loads") from None
+        raise error(f"{path} is not a readable {what}: a damaged .npy file ({exc})") from None
+    except (OSError, EOFError) as exc:
+        raise error(f"{path} is not a readable {what}: a damaged .npy file ({exc})") from None
 
 
 def check_X(X, name: str = "X", n_samples: int | None = None):

@@ -1,6 +1,8 @@
 """The reference suite: written certified, readable with numpy + json alone, re-certified by
 check_reference, and a tampered file is caught."""
 
+import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -8,7 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from mlsvm.testing.reference_suite import check_reference, default_cases, export_reference
+from mlsvm.testing.reference_suite import check_reference, default_cases, export_reference, load_case
 
 #: numpy + json only, mlsvm made unimportable: the hinge Matrix-SVM primal of SPEC §2.5 by hand
 READER = textwrap.dedent("""
@@ -64,3 +66,47 @@ def test_check_passes_on_a_fresh_export_and_fails_on_a_tampered_file(suite, tmp_
     problems = check_reference(tampered)
     assert problems and all(p.startswith("MLODM-awkward-rbf") for p in problems)
     assert any("KKT" in p or "objective" in p for p in problems)
+
+
+def _edit_record(**changes):
+    def edit(folder):
+        record = json.loads((folder / "case.json").read_text())
+        record.update(changes)
+        (folder / "case.json").write_text(json.dumps(record))
+    return edit
+
+
+def _truncate(folder):
+    data = (folder / "X.npy").read_bytes()
+    (folder / "X.npy").write_bytes(data[:len(data) - 40])
+
+
+DAMAGES = {   # what a case folder may hold instead of a case, and the words of the error
+    "case.json not UTF-8": (lambda folder: (folder / "case.json").write_bytes(b"{\xe9}"),
+                            r"case\.json is not valid JSON"),
+    "case.json a list": (lambda folder: (folder / "case.json").write_text("[1, 2]"),
+                         r"case\.json must hold a JSON object .*; got list"),
+    "another schema": (_edit_record(schema_version=2), r"has schema_version 2; this mlsvm reads version 1"),
+    "no model": (_edit_record(model=None), r"case\.json: 'model' must be a string; got None"),
+    "names not a list": (_edit_record(primal_names=7), r"'primal_names' must be a list of names; got 7"),
+    "a name outside the folder": (_edit_record(primal_names=["../X"]), r"array names must be identifiers .*'\.\./X'"),
+    "X.npy missing": (lambda folder: (folder / "X.npy").unlink(), r"X\.npy is not a readable array .*: no such file"),
+    "X.npy not an array": (lambda folder: (folder / "X.npy").write_bytes(b"garbage"), r"X\.npy .*: not a \.npy file"),
+    "X.npy of objects": (lambda folder: np.save(folder / "X.npy", np.array([{}]), allow_pickle=True),
+                         r"X\.npy .*: it holds Python objects \(pickle\), which mlsvm never loads"),
+    "X.npy cut short": (_truncate, r"X\.npy .*: a damaged \.npy file"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_a_damaged_case_is_a_value_error_naming_its_file(suite, tmp_path, damage):
+    """What ``mlsvm certify CASE`` reads. Before: KeyError or AttributeError ('unexpected error'),
+    NumPy's advice to unpickle a file, and messages naming no file."""
+    folder = tmp_path / "case"
+    shutil.copytree(suite / "MatrixSVM-plain-linear", folder)
+    load_case(folder)   # the undamaged folder reads
+    apply, message = DAMAGES[damage]
+    apply(folder)
+    with pytest.raises(ValueError, match=message) as caught:
+        load_case(folder)
+    assert str(folder) in str(caught.value) and "allow_pickle" not in str(caught.value)

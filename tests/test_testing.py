@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
 
 import mlsvm
 from mlsvm import registry
@@ -59,6 +60,17 @@ def test_model_names_resolve_and_a_wrong_name_is_a_clear_error():
     assert estimator_class(mlsvm.MLODM(C=2.0)) is mlsvm.MLODM
     with pytest.raises(ValueError, match="model must name one estimator"):
         estimator_class("svm-light")
+    # anything but a name, an mlsvm estimator or its class: it was an AttributeError inside certify
+    for model in (["MatrixSVM"], SVC, SVC()):
+        with pytest.raises(ValueError, match=r"model must be an mlsvm estimator .* its class or its name; got"):
+            certify(model, DATA.X, DATA.Y, {"coef": np.zeros((30, 3))})
+    assert estimator_class(type("Mine", (mlsvm.MatrixSVM,), {})).__name__ == "Mine"   # a subclass is one
+
+
+def test_a_hyperparameter_the_model_lacks_is_named():
+    """It was the constructor's TypeError ("__init__() got an unexpected keyword argument")."""
+    with pytest.raises(ValueError, match=r"MatrixSVM has no hyperparameter 'lam'; its hyperparameters are C, "):
+        certify("MatrixSVM", DATA.X, DATA.Y, {"coef": np.zeros((30, 3))}, lam=1.0)
 
 
 def test_an_estimator_instance_gives_its_hyperparameters():

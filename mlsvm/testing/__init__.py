@@ -83,11 +83,13 @@ def estimator_class(model):
     """
     import mlsvm
 
-    if isinstance(model, type):
-        return model
-    if not isinstance(model, str):
-        return type(model)
     names = [name for name in mlsvm.__all__ if name != "__version__"]
+    if not isinstance(model, str):
+        cls = model if isinstance(model, type) else type(model)
+        if not any(issubclass(cls, getattr(mlsvm, name)) for name in names):
+            raise ValueError(f"model must be an mlsvm estimator ({', '.join(names)}), its class or its name; "
+                             f"got {model!r}"[:300])
+        return cls
     if model in names:
         return getattr(mlsvm, model)
     key = registry.normalize_model_name(model)
@@ -300,6 +302,10 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
     """
     cls = estimator_class(model)
     params = model.get_params(deep=False) if not isinstance(model, (str, type)) else {}
+    unknown = sorted(set(hyperparameters) - set(cls().get_params(deep=False)))
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no hyperparameter {unknown[0]!r}; its hyperparameters are "
+                         f"{', '.join(sorted(cls().get_params(deep=False)))}")
     params.update(hyperparameters)
     estimator = cls(**params)
     gram, indicator = estimator._training_data(X, Y)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 import mlsvm
 from mlsvm import registry
+from mlsvm.data import read_npy
 from mlsvm.datasets import make_multilabel
 from mlsvm.formulations.evaluation import relative_difference
 from mlsvm.persistence import atomic_write
@@ -205,9 +207,18 @@ def export_reference(directory, cases: list[ReferenceCase] | None = None, skippe
     return records
 
 
+#: the keys of ``case.json`` that reading and re-certifying a case use, with their JSON types
+RECORD_FIELDS = {"case": (str, "a string"), "model": (str, "a string"),
+                 "hyperparameters": (dict, "an object"), "primal_names": (list, "a list of names"),
+                 "dual_names": (list, "a list of names"), "primal_objective": (numbers.Real, "a number"),
+                 "dual_objective": (numbers.Real, "a number")}
+
+
 def load_case(folder) -> tuple[dict, np.ndarray, np.ndarray, dict]:
     """``(case.json dict, X, Y, solution)`` of one case folder; the solution has every primal and
-    dual array by name (what :func:`mlsvm.testing.certify` takes).
+    dual array by name (what :func:`mlsvm.testing.certify` takes). A folder that is not such a case
+    (a file missing or damaged, a ``case.json`` of another schema) is a ``ValueError`` naming the
+    file and what is wrong with it.
 
     Parameters
     ----------
@@ -215,16 +226,36 @@ def load_case(folder) -> tuple[dict, np.ndarray, np.ndarray, dict]:
         A case folder.
     """
     folder = Path(folder)
+    path = folder / "case.json"
+    if not path.is_file():
+        raise ValueError(f"{folder} is not a reference case: no case.json in it")
     try:
-        record = json.loads((folder / "case.json").read_text())
-    except FileNotFoundError:
-        raise ValueError(f"{folder} is not a reference case: no case.json in it") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{folder / 'case.json'} is not valid JSON: {exc}") from None
-    load = lambda name: np.load(folder / f"{name}.npy", allow_pickle=False)  # noqa: E731
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except ValueError as exc:   # not UTF-8, or not JSON
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    _check_record(record, path)
+    load = lambda name: read_npy(folder / f"{name}.npy", f"array of the reference case {folder.name}")  # noqa: E731
     solution = {key: load(f"primal_{key}") for key in record["primal_names"]}
     solution.update({key: load(f"dual_{key}") for key in record["dual_names"]})
     return record, load("X"), load("Y"), solution
+
+
+def _check_record(record, path: Path) -> None:
+    """``case.json`` holds what :func:`load_case` and :func:`check_case` read, of the types of
+    :data:`RECORD_FIELDS`, and array names that are file names within the case's folder."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{path} must hold a JSON object (docs/testing.md); got {type(record).__name__}")
+    if record.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(f"{path} has schema_version {record.get('schema_version')!r}; this mlsvm reads "
+                         f"version {SCHEMA_VERSION}")
+    for key, (kind, description) in RECORD_FIELDS.items():
+        value = record.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"{path}: {key!r} must be {description}; got {value!r}"[:300])
+    for key in record["primal_names"] + record["dual_names"]:
+        if not (isinstance(key, str) and key.isidentifier()):
+            raise ValueError(f"{path}: the array names must be identifiers (files primal_<name>.npy and "
+                             f"dual_<name>.npy); got {key!r}")
 
 
 def check_case(folder, rtol: float = 1e-8) -> list[str]:
