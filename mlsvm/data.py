@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -67,15 +68,16 @@ def read_npz(path, what: str, error: type[ValueError] = ValueError, hint: str = 
         raise error(f"{path} is a single numpy array (.npy), not a readable {what}{hint}")
     if not magic.startswith(b"PK"):
         raise error(f"{path} is not a readable {what}: not a .npz archive{hint}")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
+    try:   # the file opened here, so that it is closed when NumPy's reading fails
+        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
     except ValueError as exc:
         if "pickle" in str(exc).lower():
             raise error(f"{path} is not a readable {what}: it holds Python objects (pickle), which mlsvm never "
                         f"loads{hint}") from None
         raise error(f"{path} is not a readable {what}: a damaged .npz archive ({exc}){hint}") from None
-    except (OSError, zipfile.BadZipFile, EOFError) as exc:
+    except (OSError, zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
+        # NotImplementedError: zipfile's word for a damaged header (an unknown version or compression)
         raise error(f"{path} is not a readable {what}: a damaged .npz archive ({exc}){hint}") from None
 
 
@@ -103,7 +105,8 @@ def read_npy(path, what: str, error: type[ValueError] = ValueError) -> np.ndarra
         kind = "a .npz archive, not a single array" if magic.startswith(b"PK") else "not a .npy file"
         raise error(f"{path} is not a readable {what}: {kind}")
     try:
-        return np.load(path, allow_pickle=False)
+        with path.open("rb") as handle:
+            return np.load(handle, allow_pickle=False)
     except ValueError as exc:
         if "pickle" in str(exc).lower():
             raise error(f"{path} is not a readable {what}: it holds Python objects (pickle), which mlsvm never "

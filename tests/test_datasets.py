@@ -1,6 +1,7 @@
 """ARFF loading: the reference files have the documented shapes; malformed files give clear errors."""
 
 import re
+import struct
 import tempfile
 import warnings
 from pathlib import Path
@@ -203,8 +204,31 @@ def _npz_cases(tmp_path):
                         "not a valid scipy.sparse matrix (indices must be < 3)"),
         "pointer.npz": (lambda p: np.savez(p, **{**raw, "indptr": raw["indptr"][::-1]}),
                         "not a valid scipy.sparse matrix"),
+        # zipfile's NotImplementedError and zlib's error, which were raised raw
+        "version.npz": (lambda p: _compressed_and_damaged(p, "version"), "a damaged .npz archive (zip file version"),
+        "method.npz": (lambda p: _compressed_and_damaged(p, "method"),
+                       "a damaged .npz archive (That compression method is not supported)"),
+        "deflated.npz": (lambda p: _compressed_and_damaged(p, "payload"),
+                         "a damaged .npz archive (Error -3 while decompressing data"),
     }
     return cases
+
+
+def _compressed_and_damaged(path, where: str) -> None:
+    """``np.savez_compressed`` data with one field of its first member damaged: the version needed
+    to extract it or its compression method (central directory), or its deflated bytes."""
+    np.savez_compressed(path, X=np.ones((3, 2)), Y=np.ones((3, 1)))
+    data = bytearray(path.read_bytes())
+    central = data.index(b"PK\x01\x02")
+    if where == "version":
+        data[central + 6] = 0xFF
+    elif where == "method":
+        data[central + 10] = 99
+    else:
+        name_length, extra_length = struct.unpack("<HH", data[26:30])
+        start = 30 + name_length + extra_length
+        data[start:start + 8] = b"\xff" * 8
+    path.write_bytes(bytes(data))
 
 
 def _npy_bytes() -> bytes:
