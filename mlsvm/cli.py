@@ -314,6 +314,9 @@ def _fit(args) -> int:
     train_path = _data_file(args.train, args.labels, "--train")
     test_path = _data_file(args.test, args.labels, "--test") if args.test is not None else None
     out = _output_file(args.out, "--out")
+    for flag, read in (("--train", train_path), ("--test", test_path)):
+        if out is not None and read is not None and out.exists() and out.samefile(read):
+            raise UsageError(f"--out {out} is the {flag} file: the model would replace the data; choose another name")
     # arguments checked: now the heavy imports and the work
     model = _estimator(name, params)
     from mlsvm.persistence import save_model

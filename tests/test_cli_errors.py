@@ -65,6 +65,14 @@ def test_outputs_and_inputs_are_checked_before_training(tiny, tmp_path):
     _fails_clearly(_mlsvm("fit", "MatrixSVM", "--train", tmp_path / "data.csv"), "needs --labels N")
     _fails_clearly(_mlsvm("evaluate", tiny, "--saved", tmp_path / "absent.npz"), "does not exist")
     assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".npz") == []   # nothing written
+    # the model written over the data it was trained on (a typo away): the data file was replaced
+    data = tmp_path / "data.npz"
+    data.write_bytes(tiny.read_bytes())
+    _fails_clearly(_mlsvm("fit", "MatrixSVM", "--train", data, "--out", data),
+                   f"--out {data} is the --train file: the model would replace the data")
+    _fails_clearly(_mlsvm("fit", "MatrixSVM", "--train", tiny, "--test", data, "--out", tmp_path / "." / "data.npz"),
+                   "is the --test file")
+    assert data.read_bytes() == tiny.read_bytes()
 
 
 def test_a_saved_model_goes_only_where_asked_and_whole(tiny, tmp_path):

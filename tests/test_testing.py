@@ -67,6 +67,15 @@ def test_model_names_resolve_and_a_wrong_name_is_a_clear_error():
     assert estimator_class(type("Mine", (mlsvm.MatrixSVM,), {})).__name__ == "Mine"   # a subclass is one
 
 
+@pytest.mark.parametrize("rtol, message", [(np.inf, "must be finite"), (np.nan, "must be finite"),
+                                           (0.0, r"must lie in \(0\.0, 1\.0\)"), (-1e-6, "must lie in"),
+                                           (1.0, "must lie in"), ("1e-6", "must be a real number")])
+def test_the_verdicts_tolerance_is_checked(rtol, message):
+    """At rtol = inf the zero point was OPTIMAL; a string was a TypeError from a comparison."""
+    with pytest.raises(ValueError, match=rf"rtol {message}"):
+        certify("MatrixSVM", DATA.X, DATA.Y, {"coef": np.zeros((30, 3))}, rtol=rtol)
+
+
 def test_a_hyperparameter_the_model_lacks_is_named():
     """It was the constructor's TypeError ("__init__() got an unexpected keyword argument")."""
     with pytest.raises(ValueError, match=r"MatrixSVM has no hyperparameter 'lam'; its hyperparameters are C, "):

@@ -33,6 +33,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm import registry
+from mlsvm.data import check_scalar
 from mlsvm.estimators._base import float_guard
 from mlsvm.formulations.evaluation import relative_gap
 from mlsvm.solvers.blas_threads import blas_threads
@@ -300,6 +301,8 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
     **hyperparameters
         The model's hyperparameters (default: those of an estimator instance).
     """
+    check_scalar(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True,
+                 explain="The verdict's relative tolerance")
     cls = estimator_class(model)
     params = model.get_params(deep=False) if not isinstance(model, (str, type)) else {}
     unknown = sorted(set(hyperparameters) - set(cls().get_params(deep=False)))
