@@ -332,6 +332,38 @@ def test_estimators_are_sklearn_clonable_and_solvers_agree():
     assert max(relative_difference(values[0], v) for v in values) <= EXACT.objective
 
 
+@pytest.mark.parametrize("model", ["BinaryApproachSVM", "CategoricalRegressionSVM"])
+def test_cvxpy_on_features_with_dependent_columns(model):
+    """With the linear kernel CVXPY's factor is the features, and a feature zero on every point or
+    a repeated one made ``LᵀL`` singular: the coefficients' solve broke down (the estimator's
+    breakdown ValueError). Found by a sweep of degenerate inputs, where the default route met it
+    after handing over to CVXPY (one feature at 1e6 beside four that are zero)."""
+    import mlsvm
+
+    cls = getattr(mlsvm, model)
+    data = make_multilabel(20, 3, 3, random_state=0)
+    y = data.Y if model == "BinaryApproachSVM" else data.Y.argmax(axis=1)
+    fit = lambda solver, X: cls(solver=solver, kernel="linear").fit(X, y)  # noqa: E731
+    zero_feature = fit("cvxpy", np.c_[data.X, np.zeros(20)])   # the same problem as without it
+    assert zero_feature.fit_report_.converged
+    assert relative_difference(zero_feature.fit_report_.primal_objective,
+                               fit("cvxpy", data.X).fit_report_.primal_objective) <= EXACT.objective
+    repeated = np.c_[data.X, data.X[:, :1]]                        # another problem: water-filling's
+    assert fit("cvxpy", repeated).fit_report_.converged
+    assert relative_difference(fit("cvxpy", repeated).fit_report_.primal_objective,
+                               fit("waterfill", repeated).fit_report_.primal_objective) <= EXACT.objective
+
+
+def test_coefficients_from_a_factor_of_dependent_columns_are_least_norm():
+    rng = np.random.default_rng(0)
+    L = rng.standard_normal((8, 3))
+    L = np.c_[L, np.zeros(8), L[:, :1]]                            # rank 3 of 5 columns
+    V = L.T @ rng.standard_normal((8, 2))                          # weights in the range of Lᵀ
+    A = rb.coefficients_from_factor(L, V)
+    np.testing.assert_allclose(L.T @ A, V, atol=1e-12)             # K A = L V
+    np.testing.assert_allclose(A, L @ np.linalg.lstsq(L, A, rcond=None)[0], atol=1e-12)   # A in the range of L
+
+
 @settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), q=st.integers(1, 4), C=st.floats(0.01, 10.0),
        kernel=st.sampled_from(["linear", "rbf"]))

@@ -347,10 +347,12 @@ def stationary_primal(problem: BinaryApproachProblem, coef: np.ndarray, alpha: n
 
 
 def coefficients_from_factor(factor: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """Expansion coefficients ``A`` with ``Lᵀ A = V`` (``A = L (LᵀL)⁻¹ V``): the ``w_k`` written in
-    factor coordinates as ``Σ_i A_ik φ(x_i)``, so that ``K A = L V``. ``L`` has full column rank
-    except :func:`~mlsvm.kernels.gram_factor`'s zero column for ``K = 0`` (e.g. every feature
-    zero), where ``A = 0``.
+    """Expansion coefficients ``A``, the least-norm solution of ``Lᵀ A = V``: the ``w_k`` written in
+    factor coordinates as ``Σ_i A_ik φ(x_i)``, so that ``K A = L V``. With the linear kernel ``L``
+    is the features, whose columns may be dependent (a feature zero on every point, two equal
+    features, more features than points), and ``LᵀL`` is then singular: a least-squares solve, not
+    ``L (LᵀL)⁻¹ V``. A part of ``V`` outside the range of ``Lᵀ`` moves no score (``L`` maps it to
+    0), and the optimum has none, the regulariser being its norm.
 
     Parameters
     ----------
@@ -361,7 +363,7 @@ def coefficients_from_factor(factor: np.ndarray, V: np.ndarray) -> np.ndarray:
     """
     if not np.any(factor):
         return np.zeros((factor.shape[0], V.shape[1]))
-    return factor @ np.linalg.solve(factor.T @ factor, V)
+    return np.linalg.lstsq(factor.T, V, rcond=None)[0]
 
 
 def _feature_norms(problem: BinaryApproachProblem, coef: np.ndarray) -> np.ndarray:
