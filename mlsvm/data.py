@@ -68,17 +68,12 @@ def read_npz(path, what: str, error: type[ValueError] = ValueError, hint: str = 
         raise error(f"{path} is a single numpy array (.npy), not a readable {what}{hint}")
     if not magic.startswith(b"PK"):
         raise error(f"{path} is not a readable {what}: not a .npz archive{hint}")
-    try:   # the file opened here, so that it is closed when NumPy's reading fails
-        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as archive:
+
+    def read(handle):
+        with np.load(handle, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise error(f"{path} is not a readable {what}: it holds Python objects (pickle), which mlsvm never "
-                        f"loads{hint}") from None
-        raise error(f"{path} is not a readable {what}: a damaged .npz archive ({exc}){hint}") from None
-    except (OSError, zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
-        # NotImplementedError: zipfile's word for a damaged header (an unknown version or compression)
-        raise error(f"{path} is not a readable {what}: a damaged .npz archive ({exc}){hint}") from None
+
+    return _read_numpy_file(path, read, what, ".npz archive", error, hint)
 
 
 def read_npy(path, what: str, error: type[ValueError] = ValueError) -> np.ndarray:
@@ -104,16 +99,23 @@ def read_npy(path, what: str, error: type[ValueError] = ValueError) -> np.ndarra
     if not magic.startswith(b"\x93NUMPY"):
         kind = "a .npz archive, not a single array" if magic.startswith(b"PK") else "not a .npy file"
         raise error(f"{path} is not a readable {what}: {kind}")
+    return _read_numpy_file(path, lambda handle: np.load(handle, allow_pickle=False), what, ".npy file", error)
+
+
+def _read_numpy_file(path: Path, read, what: str, kind: str, error: type[ValueError], hint: str = ""):
+    """``read(handle)`` on the file opened here (so that it is closed when NumPy's reading fails);
+    NumPy's, zipfile's and zlib's failures become ``error`` naming the file and what it holds."""
     try:
         with path.open("rb") as handle:
-            return np.load(handle, allow_pickle=False)
+            return read(handle)
     except ValueError as exc:
         if "pickle" in str(exc).lower():
             raise error(f"{path} is not a readable {what}: it holds Python objects (pickle), which mlsvm never "
-                        "loads") from None
-        raise error(f"{path} is not a readable {what}: a damaged .npy file ({exc})") from None
-    except (OSError, EOFError) as exc:
-        raise error(f"{path} is not a readable {what}: a damaged .npy file ({exc})") from None
+                        f"loads{hint}") from None
+        raise error(f"{path} is not a readable {what}: a damaged {kind} ({exc}){hint}") from None
+    except (OSError, zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
+        # NotImplementedError: zipfile's word for a damaged member header (an unknown version or compression)
+        raise error(f"{path} is not a readable {what}: a damaged {kind} ({exc}){hint}") from None
 
 
 def check_X(X, name: str = "X", n_samples: int | None = None):
