@@ -14,6 +14,7 @@ from mlsvm.datasets import make_multilabel
 from mlsvm.formulations import binary_svm as bsvm
 from mlsvm.formulations import matrix_svm as ms
 from mlsvm.kernels import make_kernel
+from mlsvm.registry import matrix_svm as matrix_svm_registry
 from mlsvm.solvers import matrix_svm_agd as agd
 from mlsvm.solvers.matrix_svm_agd import solve_dual_agd, solve_label_by_label
 from mlsvm.solvers.matrix_svm_ipm import MAX_WIDTH, interior_point_box
@@ -170,6 +171,21 @@ def test_a_doubling_without_progress_ends_the_run_as_stalled(case, solver):
     with pytest.warns(ConvergenceWarning, match=r"stalled .* lowered by less than 0\.1% over iterations 501–1000"):
         model.fit(X, Y)
     assert not model.fit_report_.converged and model.fit_report_.n_iter == agd.PROGRESS_FROM
+
+
+def test_fast_hands_a_low_rank_kernel_over_to_the_interior_point_above_max_width(monkeypatch):
+    """The interior point took over from apg only when n + 1 ≤ MAX_WIDTH, though its systems have the
+    width of K's rank. 1500 points, one feature at 1e6 beside four zero ones (found by a sweep of
+    degenerate inputs): gamma="scale" sees that feature alone, K is of low rank, and the default fit
+    ran apg for its 50,000 iterations (290 s) to a gap of 2.7e-8 short of tol; the interior point
+    certifies it in 16 iterations. apg's stage is cut to 20 iterations here: the hand-over is tested."""
+    monkeypatch.setattr(matrix_svm_registry, "APG_BEFORE_IPM", 20)
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.standard_normal((MAX_WIDTH, 1)) * 1e6, np.zeros((MAX_WIDTH, 4))]
+    model = MatrixSVM(max_iter=2000).fit(X, rng.integers(0, 2, (MAX_WIDTH, 4)))
+    assert model.fit_report_.converged and "then ipm" in model.fit_report_.stop_rule
+    full_rank = ms.MatrixSVMProblem(np.eye(MAX_WIDTH), np.ones((MAX_WIDTH, 1)), 1.0)   # K = I: rank n
+    assert matrix_svm_registry._narrow_factor(full_rank) is None
 
 
 def test_fast_whose_apg_stage_is_the_whole_budget_reports_its_stall():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy.linalg import lapack
 from scipy.sparse import issparse
 from sklearn.exceptions import ConvergenceWarning
 
@@ -43,8 +44,11 @@ DCD_MAX_PASSES = 5000
 #: "fast" on a kernel: accelerated gradient first (tens of iterations on well-scaled data); past
 #: this many iterations the problem is ill-conditioned (raw features, a high-degree poly kernel)
 #: and the interior point, whose iteration count does not depend on conditioning, takes over
-#: when its Newton systems fit (n + 1 ≤ MAX_WIDTH)
+#: when its Newton systems fit (the rank of K below MAX_WIDTH)
 APG_BEFORE_IPM = 1000
+#: the rank screen of "fast" above MAX_WIDTH points counts pivots of K down to this fraction of its
+#: largest diagonal entry (gram_factor keeps eigenvalues down to 1e-12 of the largest)
+RANK_RTOL = 1e-12
 
 
 def apg_options(problem: matrix_svm.MatrixSVMProblem) -> dict:
@@ -77,11 +81,12 @@ def _apg(problem, *, tol, max_iter):
     return _gradient(problem, tol=tol, max_iter=max_iter, paper=False)
 
 
-def _ipm(problem, *, tol, max_iter):
+def _ipm(problem, *, tol, max_iter, factor=None):
     if problem.loss != "hinge" or problem.correlation is not None:
         raise ValueError("solver='ipm' solves the hinge loss without a correlation matrix "
                          f"(got loss={problem.loss!r}, correlation given: {problem.correlation is not None})")
-    factor = problem.features if problem.features is not None else gram_factor(problem.gram)
+    if factor is None:
+        factor = problem.features if problem.features is not None else gram_factor(problem.gram)
     if issparse(factor):   # the interior point centres [X − 1mᵀ, 1]: it reads the features densely
         factor = factor.toarray()
     with warnings.catch_warnings(record=True) as caught:
@@ -151,7 +156,8 @@ def _liblinear_dcd(problem, *, tol, max_iter, random_state=None):
 
 def _apg_then_ipm(problem, *, tol, max_iter):
     """``"apg"`` for at most :data:`APG_BEFORE_IPM` iterations, then the interior point (hinge, no
-    A, n + 1 ≤ MAX_WIDTH), else ``"apg"`` on from where it stopped, to ``max_iter`` in all."""
+    A, its factor of K at most ``MAX_WIDTH − 1`` wide: :func:`_narrow_factor`), else ``"apg"`` on
+    from where it stopped, to ``max_iter`` in all."""
     budget = min(max_iter, APG_BEFORE_IPM)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)   # the next stage decides
@@ -162,8 +168,9 @@ def _apg_then_ipm(problem, *, tol, max_iter):
         elif not first.converged:
             warn_not_converged("MatrixSVM(solver='fast': apg)", first.stop_rule, first.stop_value, tol, max_iter)
         return first
-    if problem.loss == "hinge" and problem.correlation is None and problem.n_samples + 1 <= MAX_WIDTH:
-        second = _ipm(problem, tol=tol, max_iter=max_iter - budget)
+    factor = _narrow_factor(problem) if problem.loss == "hinge" and problem.correlation is None else None
+    if factor is not None:
+        second = _ipm(problem, tol=tol, max_iter=max_iter - budget, factor=factor)
     else:
         second = solve_dual_agd(problem.gram_bar, problem.signed, problem.C, correlation=problem.correlation,
                                 loss=problem.loss, **{**apg_options(problem), "alpha0": first.dual["alpha"]},
@@ -173,6 +180,25 @@ def _apg_then_ipm(problem, *, tol, max_iter):
     second.solve_time += first.solve_time
     second.stop_rule = f"apg ({first.n_iter} iterations), then {second.solver}: {second.stop_rule}"
     return second
+
+
+def _narrow_factor(problem):
+    """The interior point's factor of K when its Newton systems fit (width + 1 ≤ ``MAX_WIDTH``), else
+    None. Its width is K's numerical rank, not n: the kernels whose gradient runs reach the interior
+    point are ill-conditioned, and often of low rank (an RBF kernel whose ``gamma="scale"`` sees one
+    feature far larger than the others). Above ``MAX_WIDTH`` points a pivoted Cholesky factorisation
+    (LAPACK ``dpstrf``, stopping at pivots below ``RANK_RTOL`` of the largest diagonal: O(n r²), a
+    tenth of an eigendecomposition at full rank) screens the rank before the eigen-factor is formed."""
+    if problem.features is not None:
+        factor = problem.features
+    else:
+        if problem.n_samples + 1 > MAX_WIDTH:
+            gram = problem.gram
+            _, _, rank, _ = lapack.dpstrf(gram, tol=RANK_RTOL * float(np.max(np.diag(gram))), lower=1)
+            if rank + 1 > MAX_WIDTH:
+                return None
+        factor = gram_factor(problem.gram)
+    return factor if factor.shape[1] + 1 <= MAX_WIDTH else None
 
 
 def _closed_form(problem, *, tol, max_iter):
@@ -211,7 +237,7 @@ MODEL = ModelSpec(
                           "constant, restart, bias prox and active-set polishing"),
         "apg-ipm": SolverSpec("apg-ipm", _apg_then_ipm, EXACT,
                               f"'apg' for up to {APG_BEFORE_IPM} iterations, then 'ipm' (hinge, no A, "
-                              f"n + 1 ≤ {MAX_WIDTH}) or 'apg' on"),
+                              f"rank of K + 1 ≤ {MAX_WIDTH}) or 'apg' on"),
         "agd": SolverSpec("agd", _agd, EXACT, "paper Alg. 1 as printed (step 1/‖K̄‖_F, from 0)"),
         "closed-form": SolverSpec("closed-form", _closed_form, EXACT,
                                   "least squares (eq. 14): one linear system"),
