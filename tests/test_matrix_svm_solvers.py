@@ -188,6 +188,19 @@ def test_fast_hands_a_low_rank_kernel_over_to_the_interior_point_above_max_width
     assert matrix_svm_registry._narrow_factor(full_rank) is None
 
 
+def test_a_zero_kernel_above_the_dense_eigenvalue_size_has_lipschitz_constant_zero():
+    """K = 0 (all-zero features under the poly kernel, coef0 = 0): Lanczos had no start vector and
+    ARPACK's "error -9: Starting vector is zero" ended the fit (a sweep of degenerate inputs, 800
+    points). Below 201 points the dense eigenvalue already gave 0."""
+    assert agd.lambda_max(np.zeros((250, 250))) == 0.0
+    assert agd.lambda_max(np.ones((250, 250)), minus_ones=True) == 0.0
+    X, Y = np.zeros((250, 3)), np.random.default_rng(0).integers(0, 2, (250, 2))
+    fast = MatrixSVM(kernel="poly").fit(X, Y).fit_report_
+    assert fast.converged
+    exact = MatrixSVM(kernel="poly", solver="cvxpy").fit(X, Y).fit_report_
+    assert relative_difference(fast.primal_objective, exact.primal_objective) <= tolerance("matrix_svm", "fast").objective
+
+
 def test_fast_whose_apg_stage_is_the_whole_budget_reports_its_stall():
     # "fast" on a kernel runs apg for 1000 iterations before the interior point; with max_iter = 1000
     # apg is the whole run, and its stall is what the warning says (not "increase max_iter")

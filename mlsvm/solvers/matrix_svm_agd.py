@@ -95,6 +95,8 @@ def lambda_max(matrix: np.ndarray, minus_ones: bool = False) -> float:
     n = matrix.shape[0]
     if n <= 200:
         return float(np.linalg.eigvalsh(matrix - 1.0 if minus_ones else matrix)[-1])
+    if np.all(matrix == 1.0) if minus_ones else not np.any(matrix):
+        return 0.0   # K = 0 (every point the zero vector for this kernel): Lanczos has no start (ARPACK error -9)
     operator = (LinearOperator((n, n), matvec=lambda v: matrix @ v - np.sum(v, axis=0), dtype=np.float64)
                 if minus_ones else matrix)
     value = eigsh(operator, k=1, which="LA", tol=1e-12, v0=np.ones(n), return_eigenvectors=False)
