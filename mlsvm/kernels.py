@@ -33,7 +33,8 @@ from scipy.sparse import issparse
 
 from mlsvm.data import check_scalar
 
-__all__ = ["KERNELS", "Kernel", "make_kernel", "check_gram", "gram_factor", "available_memory", "gram_bytes",
+__all__ = ["KERNELS", "Kernel", "make_kernel", "check_gram", "gram_factor", "low_rank_factor", "available_memory",
+           "gram_bytes",
            "check_gram_memory", "check_row_norms"]
 
 KERNELS = ("linear", "rbf", "poly", "precomputed")
@@ -352,6 +353,39 @@ def _check_psd(eigenvalues: np.ndarray, name: str = "K") -> None:
         raise ValueError(
             f"{name} is not positive semidefinite (smallest eigenvalue {smallest:.3g}): the problem "
             "would not be convex; use a valid kernel")
+
+
+def low_rank_factor(gram: np.ndarray, max_rank, tol: float) -> np.ndarray | None:
+    """``L`` (n × r) with ``‖K − L Lᵀ‖_max ≤ tol`` by pivoted Cholesky, or None when that needs
+    more than ``max_rank`` columns. (K PSD: the residual is PSD, so its largest entry is its
+    largest diagonal entry, the stopping quantity.) Cost O(n r²), stopping at ``max_rank + 1``
+    columns whatever K's rank.
+
+    Parameters
+    ----------
+    gram : array of shape (n, n)
+        Positive semidefinite Gram matrix.
+    max_rank : int or float
+        Most columns allowed.
+    tol : float
+        Largest entry of ``K − L Lᵀ`` allowed.
+    """
+    n = gram.shape[0]
+    columns = min(int(max_rank), n)
+    factor = np.zeros((n, max(columns, 1)))
+    residual = np.array(np.diag(gram), dtype=float)
+    for k in range(columns + 1):
+        pivot = int(np.argmax(residual))
+        if residual[pivot] <= tol:
+            return factor[:, :max(k, 1)].copy()   # contiguous, without the unused columns
+        if k == columns:
+            return None
+        column = np.array(gram[:, pivot], dtype=float) - factor[:, :k] @ factor[pivot, :k]
+        column /= np.sqrt(residual[pivot])
+        factor[:, k] = column
+        residual -= column * column
+        residual[pivot] = 0.0
+    return None
 
 
 def gram_factor(gram: np.ndarray, rtol: float = 1e-12) -> np.ndarray:

@@ -18,7 +18,7 @@ from mlsvm.datasets import load_emotions, make_multilabel
 from mlsvm.estimators.rank_binary import categorical_codes
 from mlsvm.formulations import rank_binary as rb
 from mlsvm.formulations.evaluation import relative_difference
-from mlsvm.kernels import Kernel
+from mlsvm.kernels import Kernel, low_rank_factor
 from mlsvm.solvers import rank_binary_waterfill as waterfill
 from mlsvm.solvers.cvxpy_tools import solve_first_optimal
 from mlsvm.verification.tolerances import tolerance
@@ -113,7 +113,7 @@ def _refuse_square(monkeypatch, n):
     monkeypatch.setattr(Kernel, "__call__", kernel)
     monkeypatch.setattr(rb.BinaryApproachProblem, "gram_matrix",
                         property(lambda self: pytest.fail("the Gram matrix was formed")))
-    monkeypatch.setattr(waterfill, "_low_rank_factor", lambda *args: pytest.fail("the Gram route ran"))
+    monkeypatch.setattr(waterfill, "low_rank_factor", lambda *args: pytest.fail("the Gram route ran"))
 
 
 @pytest.mark.parametrize("estimator, sparse", [(BinaryApproachSVM, False), (BinaryApproachSVM, True),
@@ -172,7 +172,7 @@ def test_feature_factor_is_the_gram_routes_pivoted_cholesky(n, d, copies, spread
     kappa = float(np.max(np.einsum("ij,ij->i", X, X)))
     factor = waterfill._feature_factor(sp.csr_matrix(X) if sparse else X, kappa)
     gram = X @ X.T / kappa
-    by_cholesky = waterfill._low_rank_factor(gram, n, waterfill.FACTOR_TOL)
+    by_cholesky = low_rank_factor(gram, n, waterfill.FACTOR_TOL)
     assert factor.shape[1] == by_cholesky.shape[1] <= d
     assert np.max(np.abs(factor @ factor.T - gram)) <= waterfill.FACTOR_TOL + 1e-14
 

@@ -15,6 +15,7 @@ from mlsvm import BinaryApproachSVM
 from mlsvm.datasets import load_emotions, load_yeast, make_multilabel
 from mlsvm.formulations import rank_binary as rb
 from mlsvm.formulations.evaluation import relative_difference
+from mlsvm.kernels import low_rank_factor
 from mlsvm.registry import rank_binary as registry
 from mlsvm.solvers import rank_binary_waterfill as waterfill
 from mlsvm.solvers.rank_binary_cvxpy import solve_primal
@@ -37,11 +38,11 @@ def _linear_problem(n, d, q, C, seed, structure, copies=0):
 def test_low_rank_factor_is_exact_or_refused():
     X = np.random.default_rng(0).normal(size=(60, 4))
     gram = X @ X.T / np.max(np.sum(X * X, axis=1))
-    factor = waterfill._low_rank_factor(gram, 30, 1e-13)
+    factor = low_rank_factor(gram, 30, 1e-13)
     assert factor.shape == (60, 4)
     assert np.max(np.abs(gram - factor @ factor.T)) <= 1e-12
-    assert waterfill._low_rank_factor(gram, 3, 1e-13) is None          # rank 4 > 3 columns
-    assert waterfill._low_rank_factor(np.eye(10), 5, 1e-13) is None     # full rank
+    assert low_rank_factor(gram, 3, 1e-13) is None          # rank 4 > 3 columns
+    assert low_rank_factor(np.eye(10), 5, 1e-13) is None     # full rank
 
 
 @settings(max_examples=15)
@@ -131,7 +132,7 @@ def test_real_data_agrees_with_the_cvxpy_route(name, n, q):
     against the CVXPY primal: objectives and decision values of the labels with λ_k > 0 (their w_k
     and b_k are unique) to 1e-6."""
     problem = _real(name, n, q)
-    assert waterfill._low_rank_factor(problem.gram / problem.gram.diagonal().max(), n / 2, 1e-13) is not None
+    assert low_rank_factor(problem.gram / problem.gram.diagonal().max(), n / 2, 1e-13) is not None
     fast = registry.MODEL.solvers[registry.MODEL.resolve_fast(problem)].run(problem, tol=TOL, max_iter=200)
     reference = solve_primal(problem, "ECOS", tol=TOL)
     assert fast.converged and fast.solver == "waterfill"

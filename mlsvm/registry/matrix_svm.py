@@ -14,12 +14,11 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.linalg import lapack
 from scipy.sparse import issparse
 from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm.formulations import matrix_svm
-from mlsvm.kernels import gram_factor
+from mlsvm.kernels import gram_factor, low_rank_factor
 from mlsvm.registry import EXACT, ModelSpec, SolverSpec
 from mlsvm.solvers.cvxpy_tools import solve_cvxpy
 from mlsvm.solvers.matrix_svm_agd import solve_dual_agd
@@ -186,18 +185,18 @@ def _narrow_factor(problem):
     """The interior point's factor of K when its Newton systems fit (width + 1 ≤ ``MAX_WIDTH``), else
     None. Its width is K's numerical rank, not n: the kernels whose gradient runs reach the interior
     point are ill-conditioned, and often of low rank (an RBF kernel whose ``gamma="scale"`` sees one
-    feature far larger than the others). Above ``MAX_WIDTH`` points a pivoted Cholesky factorisation
-    (LAPACK ``dpstrf``, stopping at pivots below ``RANK_RTOL`` of the largest diagonal: O(n r²), a
-    tenth of an eigendecomposition at full rank) screens the rank before the eigen-factor is formed."""
+    feature far larger than the others). Above ``MAX_WIDTH`` points a pivoted Cholesky factor
+    (:func:`mlsvm.kernels.low_rank_factor`, residual down to ``RANK_RTOL`` of K's largest diagonal
+    entry) screens the rank first: it stops after ``MAX_WIDTH`` columns, O(n · MAX_WIDTH²), where
+    an eigendecomposition of a full-rank K would cost O(n³) for nothing."""
     if problem.features is not None:
         factor = problem.features
     else:
-        if problem.n_samples + 1 > MAX_WIDTH:
-            gram = problem.gram
-            _, _, rank, _ = lapack.dpstrf(gram, tol=RANK_RTOL * float(np.max(np.diag(gram))), lower=1)
-            if rank + 1 > MAX_WIDTH:
-                return None
-        factor = gram_factor(problem.gram)
+        gram = problem.gram
+        if problem.n_samples + 1 > MAX_WIDTH and low_rank_factor(
+                gram, MAX_WIDTH - 1, RANK_RTOL * float(np.max(np.diag(gram)))) is None:
+            return None
+        factor = gram_factor(gram)
     return factor if factor.shape[1] + 1 <= MAX_WIDTH else None
 
 

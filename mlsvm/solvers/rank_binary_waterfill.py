@@ -66,7 +66,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from mlsvm.formulations import rank_binary as formulation
-from mlsvm.kernels import gram_factor
+from mlsvm.kernels import gram_factor, low_rank_factor
 from mlsvm.solvers.result import SolverResult, relative_gap
 
 __all__ = ["solve_rank_binary_waterfill", "feature_route"]
@@ -144,29 +144,6 @@ LOW_RANK_MAX = 400
 FACTOR_TOL = 1e-13
 
 
-def _low_rank_factor(gram, max_rank, tol):
-    """``L`` (n × r) with ``‖K − L Lᵀ‖_max ≤ tol`` by pivoted Cholesky, or None when that needs
-    more than ``max_rank`` columns. (K PSD: the residual is PSD, so its largest entry is its
-    largest diagonal entry, the stopping quantity.) Cost O(n r²)."""
-    n = gram.shape[0]
-    residual = np.array(np.diag(gram), dtype=float)
-    columns = []
-    for _ in range(min(int(max_rank), n) + 1):
-        pivot = int(np.argmax(residual))
-        if residual[pivot] <= tol:
-            return np.column_stack(columns) if columns else np.zeros((n, 1))
-        if len(columns) == max_rank:
-            return None
-        column = np.array(gram[:, pivot], dtype=float)
-        for previous in columns:
-            column -= previous * previous[pivot]
-        column /= np.sqrt(residual[pivot])
-        columns.append(column)
-        residual -= column * column
-        residual[pivot] = 0.0
-    return None
-
-
 def feature_route(n_samples: int, n_features: int) -> bool:
     """Does water-filling work in the coordinates of the linear kernel's features (never forming
     the n × n Gram matrix)? When ``d ≤ LOW_RANK_FRACTION · n``, the rule by which a Gram matrix's
@@ -185,7 +162,7 @@ def feature_route(n_samples: int, n_features: int) -> bool:
 
 def _feature_factor(features, kappa):
     """The factor ``L`` of the scaled linear Gram matrix ``X Xᵀ / κ`` that the Gram route's pivoted
-    Cholesky (:func:`_low_rank_factor`, residual ≤ ``FACTOR_TOL``) builds, computed from X without
+    Cholesky (:func:`mlsvm.kernels.low_rank_factor`, residual ≤ ``FACTOR_TOL``) builds, computed from X without
     forming K: the pivoted QR ``XᵀΠ = QR`` of ``Xᵀ/√κ`` gives ``K_ΠΠ = RᵀR``, so ``L = ΠRᵀ``, cut at
     the first pivot whose residual ``|R_jj|²`` is ≤ ``FACTOR_TOL`` (the same pivots and stop rule;
     ``‖K − LLᵀ‖_max ≤ FACTOR_TOL``). The basis matters, not only the span: with ``X/√κ`` itself
@@ -982,7 +959,7 @@ class _Waterfill:
             self.kappa = max(float(np.max(np.diag(K))), np.finfo(float).tiny)
             gram = np.ascontiguousarray(K / self.kappa)
             # a low-rank Gram (a linear kernel with n > d + 1, duplicated rows): every label in factor mode
-            low_rank = _low_rank_factor(gram, min(LOW_RANK_MAX, LOW_RANK_FRACTION * n), FACTOR_TOL)
+            low_rank = low_rank_factor(gram, min(LOW_RANK_MAX, LOW_RANK_FRACTION * n), FACTOR_TOL)
         self.labels_gram = gram
         self.scale = self.kappa * problem.C / (2 * q)   # μ_k = scale / c_k (c_k: C_k in scaled units)
         two_signs = [k for k in range(q) if np.any(self.Ys[:, k] > 0) and np.any(self.Ys[:, k] < 0)]
