@@ -176,12 +176,10 @@ def _parse_params(items) -> dict:
 def _estimator(name: str, params: dict):
     import mlsvm
 
+    from mlsvm.estimators._base import check_hyperparameter_names
+
     cls = getattr(mlsvm, name)
-    valid = cls().get_params(deep=False)
-    unknown = sorted(set(params) - set(valid))
-    if unknown:
-        raise UsageError(f"{name} has no hyperparameter {', '.join(map(repr, unknown))}; "
-                         f"its hyperparameters: {', '.join(valid)}")
+    check_hyperparameter_names(cls, params, UsageError)
     return cls(**params)
 
 

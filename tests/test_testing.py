@@ -78,7 +78,7 @@ def test_the_verdicts_tolerance_is_checked(rtol, message):
 
 def test_a_hyperparameter_the_model_lacks_is_named():
     """It was the constructor's TypeError ("__init__() got an unexpected keyword argument")."""
-    with pytest.raises(ValueError, match=r"MatrixSVM has no hyperparameter 'lam'; its hyperparameters are C, "):
+    with pytest.raises(ValueError, match=r"MatrixSVM has no hyperparameter 'lam'; its hyperparameters: C, "):
         certify("MatrixSVM", DATA.X, DATA.Y, {"coef": np.zeros((30, 3))}, lam=1.0)
 
 

@@ -36,7 +36,8 @@ from mlsvm.solvers.blas_threads import blas_threads
 from mlsvm.solvers.cvxpy_tools import check_backend
 from mlsvm.solvers.result import SolverResult, check_finite_point
 
-__all__ = ["KernelMultilabelEstimator", "check_solver", "check_n_features", "float_guard"]
+__all__ = ["KernelMultilabelEstimator", "check_solver", "check_hyperparameter_names", "check_n_features",
+           "float_guard"]
 
 
 def check_solver(solver: str, allowed: tuple[str, ...]) -> str:
@@ -52,6 +53,27 @@ def check_solver(solver: str, allowed: tuple[str, ...]) -> str:
     if solver not in allowed:
         raise ValueError(f"solver must be one of {allowed}; got {solver!r}")
     return solver
+
+
+def check_hyperparameter_names(estimator_class, params, error: type[Exception] = ValueError) -> None:
+    """Raise ``error`` naming the keys of ``params`` that are not hyperparameters of
+    ``estimator_class``, and its hyperparameters (the constructor's own TypeError names only the
+    first).
+
+    Parameters
+    ----------
+    estimator_class : type
+        An estimator class.
+    params : iterable of str
+        The names given.
+    error : type, default=ValueError
+        The exception raised.
+    """
+    valid = estimator_class().get_params(deep=False)
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise error(f"{estimator_class.__name__} has no hyperparameter {', '.join(map(repr, unknown))}; "
+                    f"its hyperparameters: {', '.join(valid)}")
 
 
 @contextmanager

@@ -34,7 +34,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from mlsvm import registry
 from mlsvm.data import check_scalar
-from mlsvm.estimators._base import float_guard
+from mlsvm.estimators._base import check_hyperparameter_names, float_guard
 from mlsvm.formulations.evaluation import relative_gap
 from mlsvm.solvers.blas_threads import blas_threads
 
@@ -305,10 +305,7 @@ def certify(model, X, Y, solution: dict, *, rtol: float = 1e-6, **hyperparameter
                  explain="The verdict's relative tolerance")
     cls = estimator_class(model)
     params = model.get_params(deep=False) if not isinstance(model, (str, type)) else {}
-    unknown = sorted(set(hyperparameters) - set(cls().get_params(deep=False)))
-    if unknown:
-        raise ValueError(f"{cls.__name__} has no hyperparameter {unknown[0]!r}; its hyperparameters are "
-                         f"{', '.join(sorted(cls().get_params(deep=False)))}")
+    check_hyperparameter_names(cls, hyperparameters)
     params.update(hyperparameters)
     estimator = cls(**params)
     gram, indicator = estimator._training_data(X, Y)
